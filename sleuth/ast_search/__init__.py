@@ -1,0 +1,1 @@
+"""sleuth.ast_search."""

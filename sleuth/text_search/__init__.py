@@ -1,0 +1,1 @@
+"""sleuth.text_search."""

@@ -1,0 +1,129 @@
+"""From a ``SearchRequest`` to something that produces matches: route, scope, files, stages.
+
+``prepare`` does everything a search needs before the first file is read: it routes the query
+(SPEC §3), validates the scope through the workspace (cloaking, ``invalid_path``), lists the
+files, and plans the engine stages (text fallback chain, regex, Boolean) or, for ``files:``,
+computes the path matches outright. The registry in ``resources`` drives the scan and pages it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
+
+import xxhash
+
+from sleuth.errors import InvalidQuery
+from sleuth.model import Match, SkipCounts
+from sleuth.query.index import IndexKeeper
+from sleuth.query.request import SearchRequest
+from sleuth.query.router import Route, route
+from sleuth.query.scan import Scanner
+from sleuth.query.text_mode import Stage, plan_regex, plan_text
+from sleuth.text_search.frecency import git_frecency
+from sleuth.text_search.names import suggest_names
+from sleuth.text_search.path_query import compile_path_query, match_paths
+from sleuth.workspace import FileEntry, Workspace
+
+__all__ = ["Prepared", "prepare"]
+
+
+@dataclass
+class Prepared:
+    """A search ready to run: its files, its stages (or path matches), its snapshot fingerprint."""
+
+    ws: Workspace
+    request: SearchRequest
+    route: Route
+    scope: str
+    files: list[FileEntry]
+    skipped: SkipCounts
+    fingerprint: str
+    stages: list[Stage] = field(default_factory=list)
+    suggest: bool = False
+    path_matches: list[Match] | None = None
+    ordered_by_score: bool = False
+    index: IndexKeeper | None = None
+
+    def scanner(self, stage: Stage) -> Scanner:
+        """A scanner for ``stage`` over this search's files (narrowed by the index if warm)."""
+        candidates = self.index.candidates(stage.source.literals) if self.index else None
+        return Scanner(
+            self.ws,
+            self.files,
+            stage.source,
+            context=self.request.context,
+            candidates=candidates,
+            skipped=self.skipped,
+        )
+
+    def stage_named(self, mode: str, fallback: str | None) -> Stage:
+        for stage in self.stages:
+            if stage.mode == mode and stage.fallback == fallback:
+                return stage
+        raise InvalidQuery("this cursor no longer fits its query: search again without a cursor")
+
+    def iter_texts(self) -> Iterator[bytes]:
+        ws = self.ws
+        for entry in self.files:
+            ft = ws.read(entry.path)
+            if ft is not None:
+                yield ft.data
+
+    def for_literal(self, text: str) -> Prepared:
+        """The same scope and files, searched for the exact literal ``text`` (no fallback)."""
+        req = replace(self.request, query=f'"{text}"', cursor=None, case_sensitive=True)
+        stages, _ = plan_text(req.query, case_sensitive=True)
+        return replace(
+            self,
+            request=req,
+            route=Route(mode="text", body=req.query),
+            fingerprint=_fingerprint(req, self.files),
+            stages=stages,
+            suggest=False,
+            path_matches=None,
+        )
+
+    def suggestions(self, budget_s: float) -> tuple[list[str], bool]:
+        """Existing identifiers close to the query (SPEC §3.1 rule 5)."""
+        return suggest_names(self.route.body, self.iter_texts(), budget_s=budget_s)
+
+
+def _fingerprint(req: SearchRequest, files: list[FileEntry]) -> str:
+    h = xxhash.xxh3_64()
+    h.update(req.identity_json().encode())
+    for f in files:
+        h.update(f"{f.path}\0{f.size}\0{f.mtime_ns}\n".encode())
+    return h.hexdigest()
+
+
+def prepare(ws: Workspace, req: SearchRequest, index: IndexKeeper | None = None) -> Prepared:
+    """Route, validate the scope and plan the search; no file content is read yet."""
+    rt = route(req.query)
+    scope = ws.validate_path(req.path)
+    listing = ws.list_files(scope, req.include, req.exclude)
+    files = list(listing.files)
+    prepared = Prepared(
+        ws=ws,
+        request=req,
+        route=rt,
+        scope=scope,
+        files=files,
+        skipped=listing.skipped,
+        fingerprint=_fingerprint(req, files),
+    )
+    if rt.mode == "files":
+        pq = compile_path_query(rt.body, case_sensitive=req.case_sensitive)
+        frecency = git_frecency(ws.root) if pq.kind == "fuzzy" else None
+        hits = match_paths(pq, [f.path for f in files], frecency)
+        prepared.path_matches = [Match(path=p, text=p, score=s) for p, s in hits]
+        prepared.ordered_by_score = pq.kind == "fuzzy"
+        return prepared
+    if rt.mode == "regex":
+        prepared.stages = plan_regex(rt.body, case_sensitive=req.case_sensitive)
+    else:
+        prepared.stages, prepared.suggest = plan_text(rt.body, case_sensitive=req.case_sensitive)
+    if index is not None:
+        index.sync(files, whole=scope == "" and not req.include and not req.exclude)
+        prepared.index = index if index.ready else None
+    return prepared

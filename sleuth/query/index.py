@@ -1,0 +1,124 @@
+"""``IndexKeeper``: the trigram index of one workspace, kept warm and in step with the files.
+
+The index is a prefilter only: it narrows the files a literal or regex must be verified in, so
+it may say "maybe" but never "no" for a file that matches. To keep that promise it is synced
+with the listing by (size, mtime) before every use, and files modified within the last two
+seconds of being indexed (whose mtime could hide a second same-size write, git's "racy" case)
+are always candidates. It lives in ``.sleuth/trigram.idx`` so a cold CLI call can load it;
+long-running faces build it in a background thread after their first search.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Sequence
+
+from sleuth.text_search.literals import Literals
+from sleuth.text_search.trigram import TrigramIndex
+from sleuth.workspace import FileEntry, Workspace
+
+__all__ = ["IndexKeeper", "INDEX_FILE"]
+
+INDEX_FILE = "trigram.idx"
+_RACY_NS = 2_000_000_000
+
+
+class IndexKeeper:
+    """Loads, builds, syncs and saves the workspace's trigram index."""
+
+    def __init__(self, ws: Workspace, *, build: bool) -> None:
+        self._ws = ws
+        self._build = build
+        self._lock = threading.Lock()
+        self._index: TrigramIndex | None = None
+        self._racy: set[str] = set()
+        self._thread: threading.Thread | None = None
+        path = ws.state_dir / INDEX_FILE
+        if path.exists():
+            self._index = TrigramIndex.load(path)
+
+    @property
+    def ready(self) -> bool:
+        return self._index is not None
+
+    def _read(self, path: str) -> bytes | None:
+        ft = self._ws.read(path)
+        return None if ft is None else ft.data
+
+    def _mark_racy(self, files: Sequence[FileEntry]) -> None:
+        now = time.time_ns()
+        self._racy = {f.path for f in files if f.mtime_ns >= now - _RACY_NS}
+
+    def sync(self, files: Sequence[FileEntry], *, whole: bool) -> None:
+        """Bring the index in step with ``files``; start a background build if there is none.
+
+        ``whole`` says ``files`` is the whole workspace, so files missing from it are dropped.
+        """
+        with self._lock:
+            index = self._index
+            if index is None:
+                if self._build and self._thread is None:
+                    snapshot = list(files)
+                    self._thread = threading.Thread(
+                        target=self._build_in_background, args=(snapshot,), daemon=True
+                    )
+                    self._thread.start()
+                return
+            if whole:
+                changed = index.sync([(f.path, f.size, f.mtime_ns) for f in files], self._read)
+            else:
+                changed = 0
+                for f in files:
+                    if index.known(f.path) != (f.size, f.mtime_ns):
+                        data = self._read(f.path)
+                        if data is None:
+                            index.remove(f.path)
+                        else:
+                            index.update(f.path, (f.size, f.mtime_ns), data)
+                        changed += 1
+            self._mark_racy(files)
+            if changed:
+                self._save(index)
+
+    def _build_in_background(self, files: list[FileEntry]) -> None:
+        index = TrigramIndex()
+        index.sync([(f.path, f.size, f.mtime_ns) for f in files], self._read)
+        with self._lock:
+            self._index = index
+            self._mark_racy(files)
+        self._save(index)
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait for a background build (tests and benchmarks); True when an index is ready."""
+        thread = self._thread
+        if thread is not None:
+            thread.join(timeout)
+        return self.ready
+
+    def build_now(self, files: Sequence[FileEntry]) -> int:
+        """Build (or bring up to date) the index in the foreground; returns files indexed."""
+        with self._lock:
+            index = self._index or TrigramIndex()
+            count = index.sync([(f.path, f.size, f.mtime_ns) for f in files], self._read)
+            self._index = index
+            self._mark_racy(files)
+        self._save(index)
+        return count
+
+    def _save(self, index: TrigramIndex) -> None:
+        try:
+            index.save(self._ws.state_dir / INDEX_FILE)
+        except OSError:
+            pass  # the index is a cache: a read-only state folder only costs speed
+
+    def candidates(self, literals: Literals | None) -> set[str] | None:
+        """Files that may contain ``literals`` (None: no narrowing possible)."""
+        index = self._index
+        if index is None:
+            return None
+        found = index.candidates(literals)
+        if found is None:
+            return None
+        return found | self._racy
+

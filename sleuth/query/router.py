@@ -1,0 +1,63 @@
+"""The prefix router of SPEC §3: which engine answers a query.
+
+Only this package names the engines (DESIGN). A prefix is recognised only at the very start
+of the query; an unknown ``word:`` prefix is plain text. Prefixes whose engine is not built yet
+answer ``unsupported`` naming the prefix.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from sleuth.errors import InvalidQuery, Unsupported
+
+__all__ = ["Route", "route", "Mode"]
+
+Mode = Literal["text", "regex", "files", "ast", "symbols", "symbol", "graph", "semantic"]
+
+# Longest first so that `symbols:` is not read as `symbol:`.
+_PREFIXES: tuple[tuple[str, Mode], ...] = (
+    ("symbols:", "symbols"),
+    ("symbol:#", "symbol"),
+    ("semantic:", "semantic"),
+    ("regex:", "regex"),
+    ("files:", "files"),
+    ("graph:", "graph"),
+    ("ast:", "ast"),
+)
+
+_NOT_BUILT: dict[Mode, str] = {
+    "ast": "structural search (ast:) is not available in this build yet",
+    "symbols": "symbol search (symbols:) needs the language-server bridge, not available yet",
+    "symbol": "symbol:# needs the language-server bridge, not available yet",
+    "graph": "graph: queries need the reference graph, not available yet",
+    "semantic": "semantic: search needs the optional semantic extra, which is not installed",
+}
+
+
+@dataclass(frozen=True)
+class Route:
+    """A routed query: the engine's mode and the text after the prefix."""
+
+    mode: Mode
+    body: str
+    prefix: str = ""
+
+
+def route(query: str) -> Route:
+    """Split ``query`` into (mode, body); raise for prefixes with no engine or no body."""
+    for prefix, mode in _PREFIXES:
+        if query.startswith(prefix):
+            body = query[len(prefix) :]
+            if mode in _NOT_BUILT:
+                raise Unsupported(
+                    _NOT_BUILT[mode], details={"prefix": prefix, "mode": mode}
+                )
+            if body == "":
+                raise InvalidQuery(
+                    f"nothing after the {prefix} prefix: give a pattern, e.g. {prefix}foo",
+                    details={"position": len(prefix), "prefix": prefix},
+                )
+            return Route(mode=mode, body=body, prefix=prefix)
+    return Route(mode="text", body=query)

@@ -1,0 +1,130 @@
+"""The file scan every positional engine shares: files in path order, spans -> ``Match``.
+
+An engine contributes a ``SpanSource`` (what to find in one file's bytes); the ``Scanner``
+owns ordering, prefiltering (trigram candidates and required literals), reading through the
+workspace (so cloaking, caps and stamps apply) and turning byte spans into SPEC §3.4 matches.
+Results are produced one file at a time so a page can stop at a file boundary and resume after
+it (SPEC §3.3).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from sleuth.model import Match, SkipCounts
+from sleuth.text_search.literals import Literals, file_may_match, fold
+from sleuth.workspace import FileEntry, FileText, Workspace
+
+__all__ = ["SpanSource", "FileHits", "Scanner", "make_match"]
+
+
+class SpanSource(Protocol):
+    """What one engine finds in one file (the engine boundary for positional modes)."""
+
+    @property
+    def literals(self) -> Literals | None:
+        """Literals a file must contain to match; ``None`` is never wrong."""
+        ...
+
+    @property
+    def prefilter(self) -> bool:
+        """Whether checking ``literals`` against a file's folded bytes is cheaper than ``spans``."""
+        ...
+
+    def spans(self, data: bytes, start: int) -> list[tuple[int, int]]:
+        """Byte spans found in ``data[start:]`` (absolute offsets), ascending; [] for none."""
+        ...
+
+
+@dataclass
+class FileHits:
+    """All matches of one file, in order, with the stamp of the bytes they were found in."""
+
+    path: str
+    stamp: str
+    matches: list[Match]
+
+
+def make_match(ft: FileText, start: int, end: int, context: int) -> Match:
+    """A SPEC §3.4 match record for the byte range [start, end) of ``ft``."""
+    line, column, end_line, end_column = ft.locate(start, end)
+    before, after = ft.context(line, end_line, context)
+    return Match(
+        path=ft.path,
+        start_byte=start,
+        end_byte=end,
+        line=line,
+        column=column,
+        end_line=end_line,
+        end_column=end_column,
+        text=ft.snippet(start, end),
+        before=before,
+        after=after,
+        stamp=ft.stamp,
+    )
+
+
+class Scanner:
+    """Runs one ``SpanSource`` over files in path order."""
+
+    def __init__(
+        self,
+        ws: Workspace,
+        files: Sequence[FileEntry],
+        source: SpanSource,
+        *,
+        context: int,
+        candidates: set[str] | None = None,
+        skipped: SkipCounts | None = None,
+    ) -> None:
+        self._ws = ws
+        self._files = files
+        self._source = source
+        self._context = context
+        self._candidates = candidates
+        self.skipped = skipped if skipped is not None else SkipCounts()
+        self.files_scanned = 0
+
+    def iter_hits(self, after: str | None = None) -> Iterator[FileHits]:
+        """Files with at least one span, in path order, strictly after path ``after``."""
+        literals = self._source.literals if self._source.prefilter else None
+        candidates = self._candidates
+        for entry in self._files:
+            path = entry.path
+            if after is not None and path <= after:
+                continue
+            if candidates is not None and path not in candidates:
+                continue
+            ft = self._ws.read(path, self.skipped)
+            if ft is None:
+                continue
+            self.files_scanned += 1
+            if literals and not file_may_match(literals, fold(ft.data)):
+                continue
+            spans = self._source.spans(ft.data, ft.body_offset)
+            if spans:
+                yield FileHits(
+                    path=path,
+                    stamp=ft.stamp,
+                    matches=[make_match(ft, s, e, self._context) for s, e in spans],
+                )
+
+    def count_rest(self, after: str | None) -> Iterator[int]:
+        """Match counts of the files after ``after`` (cheap: no match records built)."""
+        literals = self._source.literals if self._source.prefilter else None
+        candidates = self._candidates
+        for entry in self._files:
+            if after is not None and entry.path <= after:
+                continue
+            if candidates is not None and entry.path not in candidates:
+                continue
+            ft = self._ws.read(entry.path, self.skipped)
+            if ft is None:
+                continue
+            self.files_scanned += 1
+            if literals and not file_may_match(literals, fold(ft.data)):
+                yield 0
+                continue
+            yield len(self._source.spans(ft.data, ft.body_offset))

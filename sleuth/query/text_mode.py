@@ -1,0 +1,144 @@
+"""Text, regex and Boolean queries as span sources, with SPEC §3.1's fallback chain.
+
+``plan_text`` turns the body of an unprefixed query into the ordered stages to try: the exact
+literal first; for an unquoted query that finds nothing, the same text as a regular expression
+(``fallback: "regex"``); then, for several words, each word on its own (``"broadened"``). Quoted
+queries and Boolean queries have one stage and never fall back.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from sleuth.errors import SleuthError
+from sleuth.text_search.boolean import BoolNode, evaluate, is_boolean, parse_boolean
+from sleuth.text_search.literals import Literals
+from sleuth.text_search.matchers import Matcher, literal_matcher, regex_matcher
+
+__all__ = ["Stage", "MatcherSource", "BooleanSource", "plan_text", "plan_regex", "TextMode"]
+
+TextMode = Literal["literal", "regex", "boolean", "broadened"]
+
+
+class MatcherSource:
+    """A span source over one matcher (literal or regex)."""
+
+    def __init__(self, matcher: Matcher, *, prefilter: bool) -> None:
+        self._matcher = matcher
+        self._prefilter = prefilter
+
+    @property
+    def literals(self) -> Literals | None:
+        return self._matcher.required_literals()
+
+    @property
+    def prefilter(self) -> bool:
+        return self._prefilter
+
+    def spans(self, data: bytes, start: int) -> list[tuple[int, int]]:
+        return list(self._matcher.find_spans(data, start))
+
+
+class BooleanSource:
+    """A span source for a Boolean expression, evaluated per file (SPEC §3.1 rule 2)."""
+
+    def __init__(self, node: BoolNode, *, case_sensitive: bool) -> None:
+        self._node = node
+        self._case_sensitive = case_sensitive
+        self._literals = node.required_literals()
+
+    @property
+    def literals(self) -> Literals | None:
+        return self._literals
+
+    @property
+    def prefilter(self) -> bool:
+        return True
+
+    def spans(self, data: bytes, start: int) -> list[tuple[int, int]]:
+        body = data if start == 0 else data[start:]
+        found = evaluate(self._node, body, self._case_sensitive)
+        if not found:
+            return []
+        return [(s + start, e + start) for s, e in found] if start else list(found)
+
+
+class _BroadenedSource(MatcherSource):
+    """Every word of a multi-word query on its own, merged in order."""
+
+    def __init__(self, matchers: list[Matcher]) -> None:
+        self._matchers = matchers
+        self._prefilter = False
+
+    @property
+    def literals(self) -> Literals | None:
+        groups: list[bytes] = []
+        for m in self._matchers:
+            lits = m.required_literals()
+            if not lits or len(lits) != 1:
+                return None
+            groups.extend(lits[0])
+        return (tuple(groups),)
+
+    def spans(self, data: bytes, start: int) -> list[tuple[int, int]]:
+        found = sorted({span for m in self._matchers for span in m.find_spans(data, start)})
+        merged: list[tuple[int, int]] = []
+        for s, e in found:
+            if merged and s < merged[-1][1]:
+                continue  # overlapping words: keep the earlier one
+            merged.append((s, e))
+        return merged
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One attempt of the fallback chain."""
+
+    mode: TextMode
+    fallback: str | None
+    source: MatcherSource | BooleanSource
+    broadened: bool = False
+
+
+_REGEX_META = frozenset(".^$*+?()[]{}|\\")
+
+
+def _is_quoted(body: str) -> bool:
+    return len(body) >= 2 and body[0] == '"' and body[-1] == '"' and '"' not in body[1:-1]
+
+
+def plan_regex(body: str, *, case_sensitive: bool) -> list[Stage]:
+    """``regex:`` — one stage; invalid patterns raise (never a silent fallback, SPEC §3.2)."""
+    matcher = regex_matcher(body, case_sensitive=case_sensitive)
+    return [Stage("regex", None, MatcherSource(matcher, prefilter=True))]
+
+
+def plan_text(body: str, *, case_sensitive: bool) -> tuple[list[Stage], bool]:
+    """The stages for an unprefixed query, and whether ``possible_names`` may be offered."""
+    if _is_quoted(body):
+        inner = body[1:-1]
+        return [Stage("literal", None, MatcherSource(literal_matcher(inner, case_sensitive=case_sensitive), prefilter=False))], False
+    if is_boolean(body):
+        node = parse_boolean(body)
+        return [Stage("boolean", None, BooleanSource(node, case_sensitive=case_sensitive))], False
+    stages = [
+        Stage(
+            "literal",
+            None,
+            MatcherSource(literal_matcher(body, case_sensitive=case_sensitive), prefilter=not case_sensitive),
+        )
+    ]
+    as_regex: Matcher | None = None
+    if any(ch in _REGEX_META for ch in body):  # else the regex reading equals the literal one
+        try:
+            as_regex = regex_matcher(body, case_sensitive=case_sensitive)
+        except SleuthError:
+            as_regex = None  # not a valid regex: the literal was the only reading
+    if as_regex is not None:
+        stages.append(Stage("regex", "regex", MatcherSource(as_regex, prefilter=True)))
+    words = body.split()
+    if len(words) > 1:
+        matchers = [literal_matcher(w, case_sensitive=case_sensitive) for w in dict.fromkeys(words)]
+        stages.append(Stage("broadened", "broadened", _BroadenedSource(matchers), broadened=True))
+    return stages, True

@@ -1,0 +1,244 @@
+"""The result registry: every search result and its matches in a SQLite file under ``.sleuth/``.
+
+SPEC §5: references survive across CLI invocations and MCP calls, so results live in a real
+SQLite database (WAL mode, a schema version, ``busy_timeout`` so two processes can search and
+resolve at once). This module stores and fetches rows; it knows nothing of queries.
+
+Tables: ``results`` (one row per registered result: the request, mode, completeness, how far the
+scan got) and ``matches`` (one row per match: path, byte range, lines, the file's stamp at search
+time, and the match's JSON body). ``meta`` holds the schema version and the cursor secret.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sleuth.errors import Internal
+
+__all__ = ["Registry", "ResultRow", "MatchRow", "SCHEMA_VERSION"]
+
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS results (
+    id TEXT PRIMARY KEY,
+    kind TEXT NOT NULL,
+    request TEXT NOT NULL,
+    fingerprint TEXT NOT NULL,
+    mode TEXT NOT NULL,
+    fallback TEXT,
+    broadened INTEGER NOT NULL DEFAULT 0,
+    complete INTEGER NOT NULL,
+    incomplete_reason TEXT,
+    total INTEGER,
+    stored INTEGER NOT NULL,
+    resume_after TEXT,
+    skipped TEXT NOT NULL,
+    extra TEXT NOT NULL,
+    created REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS matches (
+    result_id TEXT NOT NULL,
+    n INTEGER NOT NULL,
+    path TEXT NOT NULL,
+    start_byte INTEGER,
+    end_byte INTEGER,
+    line INTEGER,
+    end_line INTEGER,
+    stamp TEXT NOT NULL,
+    body TEXT NOT NULL,
+    PRIMARY KEY (result_id, n)
+) WITHOUT ROWID;
+"""
+
+
+@dataclass
+class ResultRow:
+    """One registered result (the paging state of a search, or a read/select result)."""
+
+    id: str
+    kind: str
+    request: str
+    fingerprint: str
+    mode: str
+    fallback: str | None
+    broadened: bool
+    complete: bool
+    incomplete_reason: str | None
+    total: int | None
+    stored: int
+    resume_after: str | None
+    skipped: dict[str, int]
+    extra: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class MatchRow:
+    """One stored match: its number, location, stamp and JSON body."""
+
+    n: int
+    path: str
+    start_byte: int | None
+    end_byte: int | None
+    line: int | None
+    end_line: int | None
+    stamp: str
+    body: dict[str, Any]
+
+
+class Registry:
+    """A connection to ``<state_dir>/registry.sqlite3`` (one per thread, opened lazily)."""
+
+    def __init__(self, state_dir: Path) -> None:
+        self.path = state_dir / "registry.sqlite3"
+        self._local = threading.local()
+
+    def _conn(self) -> sqlite3.Connection:
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is not None and self.path.exists():
+            return conn
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            conn = sqlite3.connect(self.path, timeout=60.0, isolation_level=None)
+            conn.execute("PRAGMA busy_timeout = 60000")
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = NORMAL")
+            with _immediate(conn):
+                for stmt in _SCHEMA.split(";"):
+                    if stmt.strip():
+                        conn.execute(stmt)
+                row = conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+                if row is None:
+                    conn.execute("INSERT INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
+                    conn.execute("INSERT INTO meta VALUES ('secret', ?)", (os.urandom(16).hex(),))
+                elif int(row[0]) != SCHEMA_VERSION:
+                    raise Internal(
+                        f"the registry {self.path} has schema {row[0]}, this sleuth expects "
+                        f"{SCHEMA_VERSION}: delete the .sleuth/ folder (only old references are lost)"
+                    )
+        except sqlite3.Error as exc:
+            raise Internal(f"cannot open the result registry {self.path}: {exc}") from exc
+        self._local.conn = conn
+        return conn
+
+    def close(self) -> None:
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is not None:
+            conn.close()
+            self._local.conn = None
+
+    @property
+    def secret(self) -> bytes:
+        row = self._conn().execute("SELECT value FROM meta WHERE key = 'secret'").fetchone()
+        return bytes.fromhex(row[0])
+
+    def get_result(self, result_id: str) -> ResultRow | None:
+        row = self._conn().execute(
+            "SELECT id, kind, request, fingerprint, mode, fallback, broadened, complete, "
+            "incomplete_reason, total, stored, resume_after, skipped, extra "
+            "FROM results WHERE id = ?",
+            (result_id,),
+        ).fetchone()
+        if row is None:
+            return None
+        return ResultRow(
+            id=row[0],
+            kind=row[1],
+            request=row[2],
+            fingerprint=row[3],
+            mode=row[4],
+            fallback=row[5],
+            broadened=bool(row[6]),
+            complete=bool(row[7]),
+            incomplete_reason=row[8],
+            total=row[9],
+            stored=row[10],
+            resume_after=row[11],
+            skipped=json.loads(row[12]),
+            extra=json.loads(row[13]),
+        )
+
+    def put_result(self, row: ResultRow, matches: Iterable[MatchRow]) -> None:
+        """Register ``row`` with its first stored matches (replacing an older row of that id)."""
+        conn = self._conn()
+        with _immediate(conn):
+            conn.execute("DELETE FROM matches WHERE result_id = ?", (row.id,))
+            conn.execute(
+                "INSERT OR REPLACE INTO results VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (
+                    row.id, row.kind, row.request, row.fingerprint, row.mode, row.fallback,
+                    int(row.broadened), int(row.complete), row.incomplete_reason, row.total,
+                    row.stored, row.resume_after, json.dumps(row.skipped),
+                    json.dumps(row.extra, ensure_ascii=False), time.time(),
+                ),
+            )
+            _insert_matches(conn, row.id, matches)
+
+    def extend(
+        self,
+        result_id: str,
+        matches: Sequence[MatchRow],
+        *,
+        resume_after: str | None,
+        total: int | None,
+        skipped: dict[str, int],
+    ) -> None:
+        """Append matches found by a later page's scan and record how far the scan got."""
+        conn = self._conn()
+        with _immediate(conn):
+            _insert_matches(conn, result_id, matches)
+            conn.execute(
+                "UPDATE results SET stored = stored + ?, resume_after = ?, total = ?, skipped = ? "
+                "WHERE id = ?",
+                (len(matches), resume_after, total, json.dumps(skipped), result_id),
+            )
+
+    def matches(self, result_id: str, first: int, count: int | None = None) -> list[MatchRow]:
+        """Stored matches numbered ``first`` .. ``first + count - 1`` (all from ``first``)."""
+        last = first + count - 1 if count is not None else 2**62
+        rows = self._conn().execute(
+            "SELECT n, path, start_byte, end_byte, line, end_line, stamp, body FROM matches "
+            "WHERE result_id = ? AND n BETWEEN ? AND ? ORDER BY n",
+            (result_id, first, last),
+        ).fetchall()
+        return [
+            MatchRow(r[0], r[1], r[2], r[3], r[4], r[5], r[6], json.loads(r[7])) for r in rows
+        ]
+
+
+def _insert_matches(conn: sqlite3.Connection, result_id: str, matches: Iterable[MatchRow]) -> None:
+    conn.executemany(
+        "INSERT OR REPLACE INTO matches VALUES (?,?,?,?,?,?,?,?,?)",
+        (
+            (
+                result_id, m.n, m.path, m.start_byte, m.end_byte, m.line, m.end_line, m.stamp,
+                json.dumps(m.body, ensure_ascii=False),
+            )
+            for m in matches
+        ),
+    )
+
+
+class _immediate:
+    """``BEGIN IMMEDIATE`` ... ``COMMIT`` (rollback on error): one writer at a time, no deadlock."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._conn = conn
+
+    def __enter__(self) -> None:
+        self._conn.execute("BEGIN IMMEDIATE")
+
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        if exc_type is None:
+            self._conn.execute("COMMIT")
+        else:
+            self._conn.execute("ROLLBACK")

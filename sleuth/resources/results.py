@@ -1,0 +1,248 @@
+"""Running, registering and paging searches (SPEC §3.3, §3.4).
+
+``SearchPager`` takes a prepared search, runs its stages in fallback order, registers the
+result in the registry and cuts pages:
+
+- a page always ends at a file boundary in the registry: the file holding the last match of a
+  page is finished and stored whole, and the scan resumes strictly after it, so walking the
+  pages yields each match once and in order, also when files change between pages;
+- after a full page the rest is only *counted*, within a time budget: ``total`` is exact when
+  the count finished, else null with ``total_at_least``;
+- result ids are deterministic (the request plus a fingerprint of the listed files), so the
+  same search over unchanged files answers the same ``SEARCH#`` id through every face.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import xxhash
+
+from sleuth.errors import InvalidQuery, NotFound
+from sleuth.model import Match, SkipCounts
+from sleuth.query.execute import Prepared
+from sleuth.query.request import SearchRequest
+from sleuth.query.scan import Scanner
+from sleuth.query.text_mode import Stage
+from sleuth.resources.cursor import decode_cursor, encode_cursor
+from sleuth.resources.registry import MatchRow, Registry, ResultRow
+from sleuth.resources.response import SearchResult, all_refs, match_body, numbered
+
+__all__ = ["SearchPager", "COUNT_BUDGET_S", "SUGGEST_BUDGET_S"]
+
+COUNT_BUDGET_S = 0.5
+SUGGEST_BUDGET_S = 0.5
+MAX_SUGGESTIONS = 5
+
+
+def _rows(start_n: int, matches: list[Match]) -> list[MatchRow]:
+    return [
+        MatchRow(
+            n=start_n + i,
+            path=m.path,
+            start_byte=m.start_byte,
+            end_byte=m.end_byte,
+            line=m.line,
+            end_line=m.end_line,
+            stamp=m.stamp,
+            body=match_body(m),
+        )
+        for i, m in enumerate(matches)
+    ]
+
+
+def _incomplete_reason(skipped: SkipCounts) -> str | None:
+    parts = []
+    if skipped.too_large:
+        parts.append(f"{skipped.too_large} file(s) over the size cap were not searched")
+    if skipped.unreadable:
+        parts.append(f"{skipped.unreadable} file(s) could not be read")
+    return "; ".join(parts) or None
+
+
+class SearchPager:
+    """Registers searches and serves their pages."""
+
+    def __init__(self, registry: Registry) -> None:
+        self._registry = registry
+
+    # -- first page -------------------------------------------------------------------------
+
+    def first_page(self, prepared: Prepared) -> SearchResult:
+        req = prepared.request
+        row = self._run(prepared)
+        result = self._page(row, prepared, 1, req.limit)
+        if prepared.suggest and result.total == 0 and result.complete:
+            result.possible_names, skipped = self._possible_names(prepared)
+            result.possible_names_skipped = "budget" if skipped else None
+        return result
+
+    def _result_id(self, prepared: Prepared, salt: str = "") -> str:
+        digest = xxhash.xxh3_64_hexdigest(f"{prepared.fingerprint}{salt}".encode())
+        return f"SEARCH#{digest[:8]}"
+
+    def _run(self, prepared: Prepared) -> ResultRow:
+        req = prepared.request
+        result_id = self._result_id(prepared)
+        existing = self._registry.get_result(result_id)
+        if existing is not None:
+            if existing.fingerprint == prepared.fingerprint and existing.request == req.identity_json():
+                return existing  # the same search over the same files: the same result
+            result_id = self._result_id(prepared, salt=existing.fingerprint)
+        if prepared.path_matches is not None:
+            matches = prepared.path_matches
+            row = self._new_row(prepared, result_id, "files", None, False, matches, None, len(matches))
+            self._registry.put_result(row, _rows(1, matches))
+            return row
+        stage = prepared.stages[0]
+        for stage in prepared.stages:
+            scanner = prepared.scanner(stage)
+            stored, resume_after = _collect(scanner, req.limit + 1, None)
+            if stored or stage is prepared.stages[-1]:
+                break
+        total: int | None = len(stored)
+        counted = len(stored)
+        if resume_after is not None:
+            counted, exact = _count(scanner, resume_after, len(stored))
+            total = counted if exact else None
+        row = self._new_row(
+            prepared, result_id, stage.mode, stage.fallback, stage.broadened, stored, resume_after, total
+        )
+        row.extra["counted_at_least"] = counted
+        self._registry.put_result(row, _rows(1, stored))
+        return row
+
+    def _new_row(
+        self,
+        prepared: Prepared,
+        result_id: str,
+        mode: str,
+        fallback: str | None,
+        broadened: bool,
+        stored: list[Match],
+        resume_after: str | None,
+        total: int | None,
+    ) -> ResultRow:
+        reason = _incomplete_reason(prepared.skipped)
+        return ResultRow(
+            id=result_id,
+            kind="search",
+            request=prepared.request.identity_json(),
+            fingerprint=prepared.fingerprint,
+            mode=mode,
+            fallback=fallback,
+            broadened=broadened,
+            complete=reason is None,
+            incomplete_reason=reason,
+            total=total,
+            stored=len(stored),
+            resume_after=resume_after,
+            skipped=prepared.skipped.to_json(),
+            extra={"scope": prepared.scope, "ordered_by_score": prepared.ordered_by_score},
+        )
+
+    # -- later pages ------------------------------------------------------------------------
+
+    def resolve_cursor(self, req: SearchRequest) -> tuple[ResultRow, int]:
+        """The stored result and offset a cursor points at; ``InvalidQuery`` if it does not fit."""
+        assert req.cursor is not None
+        result_id, offset = decode_cursor(self._registry.secret, req.cursor)
+        row = self._registry.get_result(result_id)
+        if row is None:
+            raise InvalidQuery("invalid cursor: its result is no longer registered; search again")
+        if row.request != req.identity_json():
+            raise InvalidQuery(
+                "this cursor belongs to another query or other options: pass it with the same "
+                "query and options, or search again without a cursor"
+            )
+        return row, offset
+
+    def next_page(self, row: ResultRow, offset: int, prepared: Prepared | None) -> SearchResult:
+        return self._page(row, prepared, offset, prepared.request.limit if prepared else 100)
+
+    # -- pages ------------------------------------------------------------------------------
+
+    def _page(self, row: ResultRow, prepared: Prepared | None, first: int, limit: int) -> SearchResult:
+        need = first + limit  # one more than the page, to know whether more exist
+        if row.stored < need and row.resume_after is not None:
+            if prepared is None:
+                raise NotFound("the rest of this result can no longer be scanned; search again")
+            self._extend(row, prepared, need)
+        rows = self._registry.matches(row.id, first, limit)
+        more = row.stored >= need
+        matches = [numbered(row.id, r.n, r.body) for r in rows]
+        next_cursor = (
+            encode_cursor(self._registry.secret, row.id, first + len(rows)) if more and rows else None
+        )
+        total = row.total
+        request = prepared.request if prepared else None
+        return SearchResult(
+            query=request.query if request else "",
+            mode=row.mode,
+            fallback=row.fallback,
+            result=row.id,
+            complete=row.complete,
+            incomplete_reason=row.incomplete_reason,
+            total=total,
+            total_at_least=None if total is not None else int(row.extra.get("counted_at_least", row.stored)),
+            matches=matches,
+            next_cursor=next_cursor,
+            skipped={k: v for k, v in row.skipped.items()},
+        )
+
+    def _extend(self, row: ResultRow, prepared: Prepared, need: int) -> None:
+        stage: Stage = prepared.stage_named(row.mode, row.fallback)
+        scanner = prepared.scanner(stage)
+        more, resume_after = _collect(scanner, need - row.stored, row.resume_after)
+        self._registry.extend(
+            row.id,
+            _rows(row.stored + 1, more),
+            resume_after=resume_after,
+            total=row.total,
+            skipped=row.skipped,
+        )
+        row.stored += len(more)
+        row.resume_after = resume_after
+
+    # -- possible names ---------------------------------------------------------------------
+
+    def _possible_names(self, prepared: Prepared) -> tuple[list[dict[str, Any]] | None, bool]:
+        names, exhausted = prepared.suggestions(SUGGEST_BUDGET_S)
+        groups: list[dict[str, Any]] = []
+        for name in names[:MAX_SUGGESTIONS]:
+            sub = prepared.for_literal(name)
+            sub_row = self._run(sub)
+            if not sub_row.total and not sub_row.stored:
+                continue
+            groups.append(
+                {
+                    "name": name,
+                    "count": sub_row.total,
+                    "complete": sub_row.complete and sub_row.total is not None,
+                    "result": sub_row.id,
+                    "all": all_refs(sub_row.id),
+                }
+            )
+        return (groups or None), exhausted
+
+
+def _collect(scanner: Scanner, want: int, after: str | None) -> tuple[list[Match], str | None]:
+    """Matches of whole files until at least ``want`` are gathered; (matches, resume-after)."""
+    out: list[Match] = []
+    for hits in scanner.iter_hits(after):
+        out.extend(hits.matches)
+        if len(out) >= want:
+            return out, hits.path
+    return out, None
+
+
+def _count(scanner: Scanner, after: str, so_far: int) -> tuple[int, bool]:
+    """(count, exact): the rest counted within the budget; not exact when it ran out."""
+    deadline = time.monotonic() + COUNT_BUDGET_S
+    total = so_far
+    for n in scanner.count_rest(after):
+        total += n
+        if time.monotonic() > deadline:
+            return total, False
+    return total, True

@@ -1,0 +1,56 @@
+"""Prefix routing (SPEC §3): known prefixes, unknown `word:` prefixes as text, unbuilt engines."""
+
+from __future__ import annotations
+
+import pytest
+
+from sleuth.errors import InvalidQuery, Unsupported
+from sleuth.query.router import route
+
+
+@pytest.mark.parametrize(
+    ("query", "mode", "body"),
+    [
+        ("regex:fo+", "regex", "fo+"),
+        ("files:*.py", "files", "*.py"),
+        ("get_user", "text", "get_user"),
+        ("TODO: fix", "text", "TODO: fix"),
+        ("http://example.com", "text", "http://example.com"),
+        ("note:regex:x", "text", "note:regex:x"),
+        (" regex:x", "text", " regex:x"),
+        ("Regex:x", "text", "Regex:x"),
+    ],
+)
+def test_route_modes(query: str, mode: str, body: str) -> None:
+    rt = route(query)
+    assert (rt.mode, rt.body) == (mode, body)
+
+
+@pytest.mark.parametrize(
+    ("query", "prefix"),
+    [
+        ("ast:foo($A)", "ast:"),
+        ("symbols:User", "symbols:"),
+        ("symbol:#abc", "symbol:#"),
+        ("graph:src/a.py", "graph:"),
+        ("semantic:users", "semantic:"),
+    ],
+)
+def test_unbuilt_engines_are_unsupported_naming_the_prefix(query: str, prefix: str) -> None:
+    with pytest.raises(Unsupported) as err:
+        route(query)
+    assert err.value.details["prefix"] == prefix
+    assert prefix.rstrip(":#") in err.value.message
+
+
+def test_symbols_prefix_is_not_read_as_symbol() -> None:
+    with pytest.raises(Unsupported) as err:
+        route("symbols:x")
+    assert err.value.details["mode"] == "symbols"
+
+
+@pytest.mark.parametrize("query", ["regex:", "files:"])
+def test_prefix_without_body_is_invalid(query: str) -> None:
+    with pytest.raises(InvalidQuery) as err:
+        route(query)
+    assert err.value.details["position"] == len(query)

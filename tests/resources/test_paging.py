@@ -1,0 +1,164 @@
+"""Pagination (SPEC §3.3): every match once, in order, across pages; cursors tied to results."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sleuth.api import Workbench
+from sleuth.errors import InvalidQuery
+
+from tests.conftest import MakeWorkspace
+
+
+def _tree(n_files: int = 12, per_file: int = 7) -> dict[str, str | bytes]:
+    files: dict[str, str | bytes] = {}
+    for i in range(n_files):
+        lines = [f"line {j} hit{'' if j % 2 else ' hit'}" for j in range(per_file)]
+        files[f"d{i % 3}/f{i:02}.txt"] = "\n".join(lines) + "\n"
+    return files
+
+
+def _walk(wb: Workbench, query: str, limit: int, **kw: Any) -> list[dict[str, Any]]:
+    pages = []
+    res = wb.search(query, limit=limit, **kw).to_json()
+    pages.append(res)
+    while res["next_cursor"]:
+        res = wb.search(query, limit=limit, cursor=res["next_cursor"], **kw).to_json()
+        pages.append(res)
+    return pages
+
+
+def _key(m: dict[str, Any]) -> tuple[str, int, int]:
+    return (m["path"], m["line"], m["column"])
+
+
+@pytest.mark.parametrize("limit", [1, 3, 7, 10, 500])
+def test_pages_yield_each_match_once_in_order(make_workspace: MakeWorkspace, limit: int) -> None:
+    root = make_workspace(_tree())
+    with Workbench(root, build_index=False) as wb:
+        full = wb.search("hit", limit=500).to_json()
+        pages = _walk(wb, "hit", limit)
+    walked = [m for p in pages for m in p["matches"]]
+    assert [_key(m) for m in walked] == [_key(m) for m in full["matches"]]
+    assert len(walked) == full["total"] == 12 * (4 * 2 + 3)
+    assert [m["n"] for m in walked] == list(range(1, len(walked) + 1))
+    assert len({p["result"] for p in pages}) == 1
+    assert all(len(p["matches"]) == limit for p in pages[:-1])
+    assert pages[-1]["next_cursor"] is None
+
+
+def test_next_cursor_absent_when_page_ends_exactly(make_workspace: MakeWorkspace) -> None:
+    root = make_workspace({"a.txt": "x\nx\nx\n"})
+    with Workbench(root, build_index=False) as wb:
+        res = wb.search("x", limit=3).to_json()
+        assert len(res["matches"]) == 3 and res["next_cursor"] is None
+        res = wb.search("x", limit=2).to_json()
+        assert res["next_cursor"] is not None
+
+
+def test_file_change_between_pages(make_workspace: MakeWorkspace) -> None:
+    root = make_workspace(_tree())
+    with Workbench(root, build_index=False) as wb:
+        before = [_key(m) for m in wb.search("hit", limit=500).to_json()["matches"]]
+        first = wb.search("hit", limit=5).to_json()
+        # change a file already delivered and one not yet delivered (same sizes: worst case)
+        for rel in ("d0/f00.txt", "d2/f11.txt"):
+            p = root / rel
+            p.write_text(p.read_text().replace("line 1 hit", "line 1 hot"))
+        res, walked = first, list(first["matches"])
+        while res["next_cursor"]:
+            res = wb.search("hit", limit=5, cursor=res["next_cursor"]).to_json()
+            walked.extend(res["matches"])
+    keys = [_key(m) for m in walked]
+    assert keys == sorted(keys) and len(keys) == len(set(keys))
+    assert [m["n"] for m in walked] == list(range(1, len(walked) + 1))
+    # d0/f00 was delivered before the change: its snapshot is kept
+    assert [k for k in keys if k[0] == "d0/f00.txt"] == [k for k in before if k[0] == "d0/f00.txt"]
+    # d2/f11 was not yet read when the change happened: the new content is searched
+    assert ("d2/f11.txt", 2, 8) not in keys
+
+
+def test_cursors_work_across_workbenches(make_workspace: MakeWorkspace) -> None:
+    root = make_workspace(_tree())
+    with Workbench(root, build_index=False) as wb:
+        first = wb.search("hit", limit=4).to_json()
+    with Workbench(root, build_index=False) as wb2:
+        second = wb2.search("hit", limit=4, cursor=first["next_cursor"]).to_json()
+    assert [m["n"] for m in second["matches"]] == [5, 6, 7, 8]
+    assert second["result"] == first["result"]
+
+
+def test_result_ids_are_deterministic(make_workspace: MakeWorkspace) -> None:
+    root = make_workspace(_tree())
+    with Workbench(root, build_index=False) as wb:
+        a = wb.search("hit").to_json()
+        b = wb.search("hit").to_json()
+        c = wb.search("hit", case_sensitive=False).to_json()
+        assert a == b
+        assert c["result"] != a["result"]
+        (root / "d0/f00.txt").write_text("changed hit\n")
+        d = wb.search("hit").to_json()
+        assert d["result"] != a["result"]
+
+
+def test_forged_and_foreign_cursors(make_workspace: MakeWorkspace) -> None:
+    root = make_workspace(_tree())
+    with Workbench(root, build_index=False) as wb:
+        cur = wb.search("hit", limit=2).to_json()["next_cursor"]
+        with pytest.raises(InvalidQuery, match="cursor"):
+            wb.search("hit", limit=2, cursor=cur[:-3] + "AAA")
+        with pytest.raises(InvalidQuery, match="another query"):
+            wb.search("line", limit=2, cursor=cur)
+        with pytest.raises(InvalidQuery, match="another query"):
+            wb.search("hit", limit=2, cursor=cur, case_sensitive=False)
+
+
+def test_registry_is_a_real_sqlite_file(make_workspace: MakeWorkspace) -> None:
+    import sqlite3
+
+    root = make_workspace(_tree())
+    with Workbench(root, build_index=False) as wb:
+        rid = wb.search("hit", limit=3).to_json()["result"]
+    db = root / ".sleuth" / "registry.sqlite3"
+    conn = sqlite3.connect(db)
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    (kind, mode, request) = conn.execute(
+        "SELECT kind, mode, request FROM results WHERE id = ?", (rid,)
+    ).fetchone()
+    assert (kind, mode) == ("search", "literal") and '"query": "hit"' in request
+    stored = conn.execute("SELECT count(*) FROM matches WHERE result_id = ?", (rid,)).fetchone()[0]
+    assert stored >= 3
+    assert (root / ".sleuth" / ".gitignore").read_text().strip() == "*"
+
+
+def test_total_unknown_reports_at_least(make_workspace: MakeWorkspace, monkeypatch: pytest.MonkeyPatch) -> None:
+    import sleuth.resources.results as results
+
+    monkeypatch.setattr(results, "COUNT_BUDGET_S", -1.0)
+    root = make_workspace(_tree())
+    with Workbench(root, build_index=False) as wb:
+        res = wb.search("hit", limit=3).to_json()
+    assert res["total"] is None and res["total_at_least"] >= 3
+    assert res["next_cursor"] is not None
+
+
+def test_deleted_state_folder_only_loses_cursors(make_workspace: MakeWorkspace) -> None:
+    import shutil
+
+    root = make_workspace(_tree())
+    with Workbench(root, build_index=False) as wb:
+        cur = wb.search("hit", limit=2).to_json()["next_cursor"]
+        shutil.rmtree(root / ".sleuth")
+        with pytest.raises(InvalidQuery):
+            wb.search("hit", limit=2, cursor=cur)
+        assert wb.search("hit", limit=2).to_json()["total"] == 12 * 11
+
+
+def test_state_path(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("x\n")
+    with Workbench(tmp_path, build_index=False) as wb:
+        wb.search("x")
+    assert (tmp_path / ".sleuth").is_dir()

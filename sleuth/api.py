@@ -82,7 +82,7 @@ class Workbench:
             prepared = None
             if row.resume_after is not None:
                 prepared = prepare(self.workspace, replace(req, cursor=None), self.index)
-            result = self._pager.next_page(row, offset, prepared)
+            result = self._pager.next_page(row, offset, req.limit, prepared)
             result.query = req.query
             return result
         return self._pager.first_page(prepare(self.workspace, req, self.index))

@@ -10,6 +10,7 @@ long-running faces build it in a background thread after their first search.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections.abc import Sequence
@@ -107,10 +108,9 @@ class IndexKeeper:
         return count
 
     def _save(self, index: TrigramIndex) -> None:
-        try:
+        # the index is a cache: a read-only state folder only costs speed
+        with contextlib.suppress(OSError):
             index.save(self._ws.state_dir / INDEX_FILE)
-        except OSError:
-            pass  # the index is a cache: a read-only state folder only costs speed
 
     def candidates(self, literals: Literals | None) -> set[str] | None:
         """Files that may contain ``literals`` (None: no narrowing possible)."""

@@ -6,8 +6,10 @@ result in the registry and cuts pages:
 - a page always ends at a file boundary in the registry: the file holding the last match of a
   page is finished and stored whole, and the scan resumes strictly after it, so walking the
   pages yields each match once and in order, also when files change between pages;
-- after a full page the rest is only *counted*, within a time budget: ``total`` is exact when
-  the count finished, else null with ``total_at_least``;
+- after a full page the rest is *counted*, within a time budget: ``total`` is exact when the
+  count finished, else null with ``total_at_least``; a result of at most ``SNAPSHOT_MAX``
+  matches is then stored whole (a true snapshot), a larger one is stored page by page, files
+  not yet delivered being read when their page is asked for;
 - result ids are deterministic (the request plus a fingerprint of the listed files), so the
   same search over unchanged files answers the same ``SEARCH#`` id through every face.
 """
@@ -34,6 +36,7 @@ __all__ = ["SearchPager", "COUNT_BUDGET_S", "SUGGEST_BUDGET_S"]
 COUNT_BUDGET_S = 0.5
 SUGGEST_BUDGET_S = 0.5
 MAX_SUGGESTIONS = 5
+SNAPSHOT_MAX = 2000  # results up to this many matches are stored whole by the first page
 
 
 def _rows(start_n: int, matches: list[Match]) -> list[MatchRow]:
@@ -106,6 +109,11 @@ class SearchPager:
         if resume_after is not None:
             counted, exact = _count(scanner, resume_after, len(stored))
             total = counted if exact else None
+            if total is not None and total <= SNAPSHOT_MAX:
+                # small enough to keep whole: later pages then never depend on the disk
+                rest, _ = _collect(scanner, total + 1, resume_after)
+                stored.extend(rest)
+                resume_after = None
         row = self._new_row(
             prepared, result_id, stage.mode, stage.fallback, stage.broadened, stored, resume_after, total
         )
@@ -158,8 +166,10 @@ class SearchPager:
             )
         return row, offset
 
-    def next_page(self, row: ResultRow, offset: int, prepared: Prepared | None) -> SearchResult:
-        return self._page(row, prepared, offset, prepared.request.limit if prepared else 100)
+    def next_page(
+        self, row: ResultRow, offset: int, limit: int, prepared: Prepared | None
+    ) -> SearchResult:
+        return self._page(row, prepared, offset, limit)
 
     # -- pages ------------------------------------------------------------------------------
 

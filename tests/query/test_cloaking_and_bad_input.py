@@ -9,7 +9,6 @@ import pytest
 
 from sleuth.api import Workbench
 from sleuth.errors import InvalidPath, InvalidQuery, NotFound, SleuthError, Unsupported
-
 from tests.conftest import MakeWorkspace
 
 SECRET = "TOKEN_8c1f_do_not_leak"
@@ -31,6 +30,7 @@ def test_denied_content_never_appears(cloaked: Path) -> None:
     with Workbench(cloaked, build_index=False) as wb:
         for query in (SECRET, "TOKEN_", "regex:TOKEN_\\w+", "files:*.pem", "files:keys", "files:secrets/*"):
             res = wb.search(query, limit=500).to_json()
+            del res["query"]  # the caller's own words are echoed back
             blob = repr(res)
             assert SECRET not in blob and "secrets/" not in blob and ".pem" not in blob, query
         res = wb.search("TOKEN_").to_json()

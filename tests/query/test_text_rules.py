@@ -6,7 +6,6 @@ from pathlib import Path
 from typing import Any
 
 from sleuth.api import Workbench
-
 from tests.conftest import MakeWorkspace
 
 

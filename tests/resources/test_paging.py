@@ -9,7 +9,6 @@ import pytest
 
 from sleuth.api import Workbench
 from sleuth.errors import InvalidQuery
-
 from tests.conftest import MakeWorkspace
 
 
@@ -59,10 +58,14 @@ def test_next_cursor_absent_when_page_ends_exactly(make_workspace: MakeWorkspace
         assert res["next_cursor"] is not None
 
 
-def test_file_change_between_pages(make_workspace: MakeWorkspace) -> None:
+def test_file_change_between_pages(make_workspace: MakeWorkspace, monkeypatch: pytest.MonkeyPatch) -> None:
+    import sleuth.resources.results as results
+
+    monkeypatch.setattr(results, "SNAPSHOT_MAX", 10)  # a "large" result: stored page by page
     root = make_workspace(_tree())
     with Workbench(root, build_index=False) as wb:
-        before = [_key(m) for m in wb.search("hit", limit=500).to_json()["matches"]]
+        # another identity (context=0), so the paged search below is not served from its snapshot
+        before = [_key(m) for m in wb.search("hit", limit=500, context=0).to_json()["matches"]]
         first = wb.search("hit", limit=5).to_json()
         # change a file already delivered and one not yet delivered (same sizes: worst case)
         for rel in ("d0/f00.txt", "d2/f11.txt"):
@@ -79,6 +82,22 @@ def test_file_change_between_pages(make_workspace: MakeWorkspace) -> None:
     assert [k for k in keys if k[0] == "d0/f00.txt"] == [k for k in before if k[0] == "d0/f00.txt"]
     # d2/f11 was not yet read when the change happened: the new content is searched
     assert ("d2/f11.txt", 2, 8) not in keys
+    assert ("d2/f11.txt", 2, 8) in before
+
+
+def test_fully_stored_result_is_a_snapshot(make_workspace: MakeWorkspace) -> None:
+    root = make_workspace(_tree(n_files=2))
+    with Workbench(root, build_index=False) as wb:
+        first = wb.search("hit", limit=3).to_json()
+        (root / "d1/f01.txt").write_text("nothing here\n")
+        walked = list(first["matches"])
+        res = first
+        while res["next_cursor"]:
+            res = wb.search("hit", limit=3, cursor=res["next_cursor"]).to_json()
+            walked.extend(res["matches"])
+    # a small result is stored whole by the first page: later pages ignore the change
+    assert len(walked) == first["total"] == 22
+    assert [m["n"] for m in walked] == list(range(1, 23))
 
 
 def test_cursors_work_across_workbenches(make_workspace: MakeWorkspace) -> None:

@@ -1,0 +1,319 @@
+"""The ``sleuth`` command line (SPEC §10): argparse in, JSON or human text out.
+
+Faces are thin (DESIGN): ``parse_args`` turns argv into a frozen ``Invocation`` (no I/O, no
+engine), then one ``Workbench`` runs the verb and the answer is printed either exactly as its
+JSON (``--json``) or through ``sleuth.render``. Each verb is one entry of ``VERBS`` — a small
+function to add its arguments, one to build its request, one to run it and one to render it —
+so adding ``read`` or ``select`` is one table entry.
+
+Every failure goes through ``report_error`` (the one SleuthError -> output mapping of this
+face): with ``--json`` the SPEC §3.5 object on stdout and a line on stderr, otherwise
+``sleuth: error[CODE]: message`` on stderr; the exit code is ``SleuthError.exit_code``. Usage
+errors are ``invalid_query`` (exit 2), unexpected exceptions ``internal`` (exit 1, traceback
+only with ``SLEUTH_DEBUG=1``), Ctrl-C ``cancelled`` (exit 5).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import traceback
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, NoReturn, Protocol, TextIO
+
+from rich.console import Console
+from rich.text import Text
+
+from sleuth import render
+from sleuth.errors import Cancelled, Internal, InvalidQuery, SleuthError
+from sleuth.query.request import SearchRequest
+
+__all__ = [
+    "main",
+    "parse_args",
+    "report_error",
+    "use_color",
+    "Invocation",
+    "Verb",
+    "VERBS",
+    "Engine",
+    "EngineFactory",
+    "run_search",
+]
+
+
+class Result(Protocol):
+    """What every verb of the engine returns: something that serialises to SPEC JSON."""
+
+    def to_json(self) -> dict[str, Any]: ...
+
+
+class Engine(Protocol):
+    """The part of ``sleuth.api.Workbench`` the faces call (unit tests pass a fake)."""
+
+    def search(
+        self,
+        query: str,
+        *,
+        path: str = "/",
+        include: Sequence[str] = (),
+        exclude: Sequence[str] = (),
+        limit: int = 100,
+        cursor: str | None = None,
+        context: int = 1,
+        lang: str | None = None,
+        navigation: str | None = None,
+        case_sensitive: bool = True,
+    ) -> Result: ...
+
+    def close(self) -> None: ...
+
+
+EngineFactory = Callable[[str, bool], Engine]
+"""Builds the engine for ``(root, no_ignore)``."""
+
+
+def default_engine(root: str, no_ignore: bool) -> Engine:
+    """The real ``Workbench`` for one CLI call: it loads an index from ``.sleuth/`` if there is
+    one but never builds it (that is ``sleuth index``'s job, or a long-running face's).
+    Imported late so ``--help`` and usage errors stay instant."""
+    from sleuth.api import Workbench
+
+    return Workbench(root, no_ignore=no_ignore, build_index=False)
+
+
+@dataclass(frozen=True)
+class Invocation:
+    """One parsed command line: the verb, workspace options and the verb's frozen request."""
+
+    verb: str
+    root: str = "."
+    json: bool = False
+    no_ignore: bool = False
+    request: Any = None
+
+
+@dataclass(frozen=True)
+class Verb:
+    """One CLI verb: its arguments, its request, how to run it and how to show its JSON."""
+
+    name: str
+    help: str
+    add_arguments: Callable[[argparse.ArgumentParser], None]
+    build: Callable[[argparse.Namespace], Any]
+    run: Callable[[Engine, Any], dict[str, Any]]
+    human: Callable[[Mapping[str, Any]], Text]
+
+
+# --- search --------------------------------------------------------------------------------
+
+
+def _search_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("query", metavar="QUERY", help="text, or a prefix: regex: files: ast: ...")
+    parser.add_argument("--path", default="/", help="folder, file or reference to search in")
+    parser.add_argument("--include", action="append", default=[], metavar="GLOB")
+    parser.add_argument("--exclude", action="append", default=[], metavar="GLOB")
+    parser.add_argument("--limit", type=int, default=100, help="matches per page (max 500)")
+    parser.add_argument("--cursor", default=None, help="next_cursor of the previous page")
+    parser.add_argument("--context", type=int, default=1, metavar="N", help="context lines")
+    parser.add_argument("--lang", default=None, help="language for ast: and symbols: queries")
+    parser.add_argument("--navigation", default=None, choices=["references"])
+    parser.add_argument("-i", "--ignore-case", action="store_true", help="case-insensitive")
+
+
+def _search_request(ns: argparse.Namespace) -> SearchRequest:
+    return SearchRequest.build(
+        ns.query,
+        path=ns.path,
+        include=ns.include,
+        exclude=ns.exclude,
+        limit=ns.limit,
+        cursor=ns.cursor,
+        context=ns.context,
+        lang=ns.lang,
+        navigation=ns.navigation,
+        case_sensitive=not ns.ignore_case,
+    )
+
+
+def run_search(engine: Engine, request: SearchRequest) -> dict[str, Any]:
+    """Run one search request; the answer is exactly SPEC §3.4 (used by the MCP face too)."""
+    return engine.search(
+        request.query,
+        path=request.path,
+        include=request.include,
+        exclude=request.exclude,
+        limit=request.limit,
+        cursor=request.cursor,
+        context=request.context,
+        lang=request.lang,
+        navigation=request.navigation,
+        case_sensitive=request.case_sensitive,
+    ).to_json()
+
+
+VERBS: dict[str, Verb] = {
+    verb.name: verb
+    for verb in (
+        Verb("search", "search the workspace", _search_arguments, _search_request, run_search,
+             render.search_human),
+    )
+}
+
+
+# --- parsing -------------------------------------------------------------------------------
+
+
+class _Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose usage errors are ``invalid_query`` instead of an exit."""
+
+    def error(self, message: str) -> NoReturn:
+        raise InvalidQuery(
+            f"{self.prog}: {message} (see {self.prog} --help)",
+            details={"usage": self.format_usage().strip()},
+        )
+
+
+def _workspace_arguments(parser: argparse.ArgumentParser) -> None:
+    # SUPPRESS: accepted before or after the subcommand without one overwriting the other.
+    parser.add_argument("--root", default=argparse.SUPPRESS, metavar="DIR",
+                        help="workspace root (default: the current folder)")
+    parser.add_argument("--json", action="store_true", default=argparse.SUPPRESS,
+                        help="print the exact JSON answer")
+    parser.add_argument("--no-ignore", action="store_true", default=argparse.SUPPRESS,
+                        help="do not honour .gitignore/.ignore files")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The whole ``sleuth`` parser: one subparser per verb, plus ``mcp``."""
+    parser = _Parser(prog="sleuth", description="Code search with hash-stamped references.")
+    _workspace_arguments(parser)
+    sub = parser.add_subparsers(dest="verb", metavar="COMMAND", required=True)
+    for verb in VERBS.values():
+        verb_parser = sub.add_parser(verb.name, help=verb.help)
+        verb.add_arguments(verb_parser)
+        _workspace_arguments(verb_parser)
+    _workspace_arguments(sub.add_parser("mcp", help="serve the verbs as MCP tools over stdio"))
+    return parser
+
+
+def parse_args(argv: Sequence[str]) -> Invocation:
+    """argv -> ``Invocation``; raises ``InvalidQuery`` for usage errors (no I/O happens)."""
+    ns = build_parser().parse_args(list(argv))
+    verb = VERBS.get(ns.verb)
+    return Invocation(
+        verb=ns.verb,
+        root=getattr(ns, "root", "."),
+        json=getattr(ns, "json", False),
+        no_ignore=getattr(ns, "no_ignore", False),
+        request=verb.build(ns) if verb else None,
+    )
+
+
+# --- output --------------------------------------------------------------------------------
+
+
+def use_color(stream: TextIO, environ: Mapping[str, str] | None = None) -> bool:
+    """Colour only on a terminal and only when ``NO_COLOR`` is not set (no-color.org)."""
+    env = os.environ if environ is None else environ
+    if env.get("NO_COLOR"):
+        return False
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty())
+
+
+def _write_json(data: Mapping[str, Any], stream: TextIO) -> None:
+    stream.write(json.dumps(data, ensure_ascii=False) + "\n")
+    stream.flush()
+
+
+def _write_human(text: Text, stream: TextIO) -> None:
+    if use_color(stream):
+        console = Console(file=stream, force_terminal=True, highlight=False, soft_wrap=True,
+                          markup=False, emoji=False)
+        console.print(text)
+    else:
+        stream.write(text.plain + "\n")
+    stream.flush()
+
+
+def report_error(exc: SleuthError, *, as_json: bool, stdout: TextIO, stderr: TextIO) -> int:
+    """The one SleuthError -> output mapping of the CLI; returns the exit code (SPEC §3.5)."""
+    payload = exc.to_json()
+    line = f"sleuth: {render.error_line(payload)}"
+    try:
+        if as_json:
+            _write_json(payload, stdout)
+        stderr.write(line + "\n")
+        stderr.flush()
+    except BrokenPipeError:
+        pass
+    return exc.exit_code
+
+
+def _internal(exc: BaseException) -> Internal:
+    if os.environ.get("SLEUTH_DEBUG") == "1":
+        traceback.print_exception(exc)
+    hint = "" if os.environ.get("SLEUTH_DEBUG") == "1" else " (set SLEUTH_DEBUG=1 for a traceback)"
+    return Internal(f"unexpected {type(exc).__name__}: {exc}{hint}",
+                    details={"exception": type(exc).__name__})
+
+
+# --- running -------------------------------------------------------------------------------
+
+
+def execute(invocation: Invocation, engine_factory: EngineFactory) -> dict[str, Any]:
+    """Build one engine, run the verb, close the engine; returns the verb's JSON."""
+    verb = VERBS[invocation.verb]
+    engine = engine_factory(invocation.root, invocation.no_ignore)
+    try:
+        return verb.run(engine, invocation.request)
+    finally:
+        engine.close()
+
+
+def main(
+    argv: Sequence[str] | None = None,
+    *,
+    engine_factory: EngineFactory | None = None,
+    stdout: TextIO | None = None,
+    stderr: TextIO | None = None,
+) -> int:
+    """Entry point of ``sleuth``; returns the process exit code."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    out = sys.stdout if stdout is None else stdout
+    err = sys.stderr if stderr is None else stderr
+    as_json = "--json" in args  # decided before parsing so usage errors honour it too
+    try:
+        invocation = parse_args(args)
+        as_json = invocation.json
+        if invocation.verb == "mcp":
+            from sleuth.mcp import serve
+
+            serve(invocation.root, no_ignore=invocation.no_ignore)
+            return 0
+        data = execute(invocation, engine_factory or default_engine)
+    except SleuthError as exc:
+        return report_error(exc, as_json=as_json, stdout=out, stderr=err)
+    except KeyboardInterrupt:
+        return report_error(Cancelled("interrupted"), as_json=as_json, stdout=out, stderr=err)
+    except Exception as exc:
+        return report_error(_internal(exc), as_json=as_json, stdout=out, stderr=err)
+    try:
+        if as_json:
+            _write_json(data, out)
+        else:
+            _write_human(VERBS[invocation.verb].human(data), out)
+    except BrokenPipeError:
+        # `sleuth search x | head`: the reader left; quietly stop like ripgrep does.
+        _silence_stdout(out)
+    return 0
+
+
+def _silence_stdout(stream: TextIO) -> None:
+    if stream is sys.stdout:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())

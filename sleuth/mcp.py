@@ -1,0 +1,217 @@
+"""The MCP server face (SPEC §10): ``sleuth mcp`` serves the verbs as tools over stdio.
+
+Built on the official SDK (``mcp`` 2.x, where FastMCP became
+``mcp.server.mcpserver.MCPServer``). Faces are thin (DESIGN): each tool validates its arguments
+into the same frozen request the CLI builds, runs the same verb function (``sleuth.cli.VERBS``)
+and answers with
+
+- ``structuredContent``: the verb's JSON, identical to ``sleuth <verb> --json``;
+- text content: the compact rendering of ``sleuth.render`` (header + ``path:line:col #n  text``).
+
+Failures are tool errors (``isError``) whose text is ``error[CODE]: message`` and whose
+structured content is the SPEC §3.5 object; ``tool_error`` is this face's one mapping of
+``SleuthError`` to output. Arguments the SDK's schema validation rejects are answered the same
+way, as ``invalid_query``.
+
+One engine per server process keeps caches warm across calls. It lives on one dedicated worker
+thread (``EngineThread``): the SDK would run a sync tool on any pool thread, while the engine's
+SQLite state is bound to the thread that opened it, and a blocking search must not stall the
+event loop. Tools are registered from the ``TOOLS`` table, so a new verb is one method and one
+entry.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import os
+import traceback
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Annotated, Any, TypeVar
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from mcp_types import (
+    CallToolResult,
+    ContentBlock,
+    InputRequiredResult,
+    TextContent,
+    ToolAnnotations,
+)
+from pydantic import Field, ValidationError
+
+from sleuth import render
+from sleuth.cli import Engine, EngineFactory, run_search
+from sleuth.errors import Internal, InvalidQuery, SleuthError
+from sleuth.query.request import SearchRequest
+
+__all__ = ["serve", "build_server", "EngineThread", "SleuthTools", "ToolSpec", "TOOLS", "tool_error"]
+
+T = TypeVar("T")
+
+INSTRUCTIONS = (
+    "sleuth searches one workspace. Every match has references: SEARCH#H:n:match (the match) "
+    "and SEARCH#H:n:line (its lines), where SEARCH#H is the result id in the first line and #n "
+    "the match number. Query prefixes: regex:, files:, ast:, symbols:, graph:; plain text is a "
+    "literal with regex and word fallbacks. Zero matches with an incomplete search prove nothing."
+)
+
+
+class EngineThread:
+    """The server's one engine, created, used and closed on one dedicated thread."""
+
+    def __init__(self, factory: EngineFactory, root: str, no_ignore: bool = False) -> None:
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sleuth-engine")
+        try:
+            # Built eagerly so a bad --root fails before the handshake, with its exit code.
+            self._engine: Engine = self._pool.submit(factory, root, no_ignore).result()
+        except BaseException:
+            self._pool.shutdown(wait=False)
+            raise
+
+    async def call(self, fn: Callable[[Engine], T]) -> T:
+        """Run ``fn(engine)`` on the engine thread without blocking the event loop."""
+        return await asyncio.wrap_future(self._pool.submit(fn, self._engine))
+
+    def close(self) -> None:
+        try:
+            self._pool.submit(self._engine.close).result()
+        finally:
+            self._pool.shutdown(wait=True)
+
+
+def server_engine(root: str, no_ignore: bool) -> Engine:
+    """The server's long-lived ``Workbench``, which may build its index in the background."""
+    from sleuth.api import Workbench
+
+    return Workbench(root, no_ignore=no_ignore)
+
+
+def _text(text: str) -> list[ContentBlock]:
+    return [TextContent(type="text", text=text)]
+
+
+def tool_error(exc: SleuthError) -> CallToolResult:
+    """The one SleuthError -> MCP mapping: a tool error carrying the SPEC code (§3.5)."""
+    payload = exc.to_json()
+    return CallToolResult(content=_text(render.error_line(payload)), structured_content=payload,
+                          is_error=True)
+
+
+def _internal(exc: BaseException) -> Internal:
+    if os.environ.get("SLEUTH_DEBUG") == "1":
+        traceback.print_exception(exc)  # stderr: never the protocol stream
+    return Internal(f"unexpected {type(exc).__name__}: {exc}",
+                    details={"exception": type(exc).__name__})
+
+
+Strings = Sequence[str]
+
+
+class SleuthTools:
+    """The tool functions; their signatures are the tools' input schemas."""
+
+    def __init__(self, engine: EngineThread) -> None:
+        self._engine = engine
+
+    async def _answer(
+        self,
+        build: Callable[[], T],
+        run: Callable[[Engine, T], dict[str, Any]],
+        compact: Callable[[Mapping[str, Any]], str],
+    ) -> CallToolResult:
+        try:
+            request = build()  # validation first, no I/O (DESIGN)
+            data = await self._engine.call(lambda engine: run(engine, request))
+        except SleuthError as exc:
+            return tool_error(exc)
+        except Exception as exc:
+            return tool_error(_internal(exc))
+        return CallToolResult(content=_text(compact(data)), structured_content=data)
+
+    async def search(
+        self,
+        query: Annotated[str, Field(description="text; or a prefix: regex:, files:, ast:, "
+                                                "symbols:, symbol:#ID, graph:, semantic:")],
+        path: Annotated[str, Field(description="folder, file or reference to search in")] = "/",
+        include: Annotated[Strings, Field(description="globs a path must match")] = (),
+        exclude: Annotated[Strings, Field(description="globs that drop a path")] = (),
+        limit: Annotated[int, Field(description="matches per page, at most 500")] = 100,
+        cursor: Annotated[str | None, Field(description="next_cursor of the previous page")] = None,
+        context: Annotated[int, Field(description="context lines before and after")] = 1,
+        case_sensitive: bool = True,
+        lang: Annotated[str | None, Field(description="language for ast:/symbols:")] = None,
+        navigation: Annotated[str | None, Field(description="'references' with symbols:")] = None,
+    ) -> CallToolResult:
+        """Search the workspace: literal text (falls back to regex, then words), or a prefixed
+        query. Answers the result id (SEARCH#H) and one line per match (path:line:col #n text);
+        SEARCH#H:n:match and SEARCH#H:n:line reference match n."""
+        return await self._answer(
+            lambda: SearchRequest.build(
+                query, path=path, include=include, exclude=exclude, limit=limit, cursor=cursor,
+                context=context, lang=lang, navigation=navigation, case_sensitive=case_sensitive,
+            ),
+            run_search,
+            render.search_compact,
+        )
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """One MCP tool: its name, the ``SleuthTools`` method and whether it only reads."""
+
+    name: str
+    method: str
+    read_only: bool = True
+
+
+TOOLS: tuple[ToolSpec, ...] = (ToolSpec("search", "search"),)
+
+
+class _Server(MCPServer[Any]):
+    """MCPServer whose argument-validation failures also carry a SPEC code."""
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> CallToolResult | InputRequiredResult:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            if isinstance(exc, UnexpectedToolError) or not isinstance(exc.__cause__, ValidationError):
+                raise
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}"
+                for err in exc.__cause__.errors()
+            )
+            return tool_error(InvalidQuery(f"invalid arguments for {name}: {problems}",
+                                           details={"tool": name}))
+
+
+def build_server(engine: EngineThread) -> MCPServer[Any]:
+    """An MCP server with one tool per ``TOOLS`` entry, all sharing ``engine``."""
+    server = _Server("sleuth", instructions=INSTRUCTIONS, log_level="WARNING")
+    tools = SleuthTools(engine)
+    for spec in TOOLS:
+        method = getattr(tools, spec.method)
+        server.add_tool(
+            method,
+            name=spec.name,
+            description=inspect.getdoc(method),
+            annotations=ToolAnnotations(read_only_hint=spec.read_only,
+                                        destructive_hint=not spec.read_only),
+        )
+    return server
+
+
+def serve(root: str = ".", *, no_ignore: bool = False,
+          engine_factory: EngineFactory | None = None) -> None:
+    """Serve over stdio until the client hangs up; engine errors at start-up propagate."""
+    engine = EngineThread(engine_factory or server_engine, root, no_ignore)
+    try:
+        build_server(engine).run("stdio")
+    except KeyboardInterrupt:
+        pass
+    finally:
+        engine.close()

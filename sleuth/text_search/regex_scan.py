@@ -1,0 +1,387 @@
+"""The token scan behind ``regex_syntax.translate``: one pass over the user's pattern.
+
+The scanner walks the pattern by code point, rewrites the spellings RE2 rejects (see
+``regex_syntax``), rejects lookaround and backreferences with ``Unsupported``, and catches the
+structural errors whose position RE2 cannot report well (unclosed groups and classes, bad
+repetition bounds, malformed escapes, unknown flags, raw NUL). Alongside the rewritten text it
+keeps, per output character, the position in the user's pattern it came from (to place RE2's own
+errors), whether the pattern can match a newline, the group names, and the top-level atoms that
+the prefilter hint (``regex_syntax.required_literals``) is computed from.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from sleuth.errors import InvalidQuery, Unsupported
+
+__all__ = ["Scan", "scan", "caret_message", "invalid"]
+
+_HEX = frozenset("0123456789abcdefABCDEF")
+_FLAGS = frozenset("imsu")
+_SCRIPT_KEYS = ("Script=", "sc=", "General_Category=", "gc=")
+_PAIRS = (("s", "S"), ("d", "D"), ("w", "W"))
+_UNSUPPORTED_GROUPS = (
+    ("(?<=", "lookbehind"),
+    ("(?<!", "negative lookbehind"),
+    ("(?=", "lookahead"),
+    ("(?!", "negative lookahead"),
+    ("(?>", "atomic group"),
+    ("(?P=", "backreference"),
+)
+
+
+@dataclass
+class Scan:
+    """What the token scan learned besides the rewritten text.
+
+    ``atoms`` lists the top-level items in order: ``("lit", ch)``, ``("other", "")``,
+    ``("zero", "")`` (assertions), ``("alt", "")`` and ``("quant", "min")``.
+    """
+
+    out: list[str] = field(default_factory=list)
+    origin: list[int] = field(default_factory=list)
+    atoms: list[tuple[str, str]] = field(default_factory=list)
+    names: list[str] = field(default_factory=list)
+    multiline: bool = False
+    icase: bool = False
+
+
+def caret_message(headline: str, pattern: str, position: int, hint: str) -> str:
+    """A message quoting ``pattern`` with a caret under ``position``, then what to do next."""
+    return f"{headline}\n  {pattern}\n  {' ' * position}^\n{hint}"
+
+
+def invalid(pattern: str, position: int, what: str, hint: str = "") -> InvalidQuery:
+    hint = hint or (
+        "Fix the regular expression, escape the character with \\, or search for the text "
+        "literally (a quoted query is never treated as a regex)."
+    )
+    msg = caret_message(f"invalid regex at position {position}: {what}", pattern, position, hint)
+    return InvalidQuery(msg, details={"position": position, "pattern": pattern})
+
+
+def _unsupported(pattern: str, position: int, construct: str, spelling: str) -> Unsupported:
+    msg = caret_message(
+        f"{construct} `{spelling}` is not supported: sleuth runs linear-time regexes (RE2), "
+        "which have no lookaround or backreferences",
+        pattern,
+        position,
+        "Match the surrounding text instead (e.g. capture it in a group), or combine two "
+        "searches with a Boolean query such as `a NOT b`.",
+    )
+    return Unsupported(msg, details={"construct": construct, "position": position})
+
+
+class _Scanner:
+    """One left-to-right pass over the user's pattern (code points, not bytes)."""
+
+    def __init__(self, pattern: str) -> None:
+        self.p = pattern
+        self.i = 0
+        self.r = Scan()
+        self.stack: list[tuple[int, bool]] = []  # (position of "(", dotall before the group)
+        self.dotall = False
+
+    # -- output helpers -------------------------------------------------------------------
+    def emit(self, text: str, origin: int) -> None:
+        self.r.out.append(text)
+        self.r.origin.extend([origin] * len(text))
+
+    def atom(self, kind: str, value: str = "") -> None:
+        if not self.stack:
+            self.r.atoms.append((kind, value))
+
+    def run(self) -> Scan:
+        p = self.p
+        while self.i < len(p):
+            c, start = p[self.i], self.i
+            if c == "\\":
+                text, value = self.escape(in_class=False)
+                self.emit(text, start)
+                self.r.multiline |= value == "\n"
+                if value in ("zero", "other"):
+                    self.atom(value)
+                else:
+                    self.atom("lit", value)
+            elif c == "[":
+                self.char_class()
+            elif c == "(":
+                self.group_open()
+            elif c == ")":
+                if not self.stack:
+                    raise invalid(p, start, "unmatched `)`", "Remove it or escape it as \\).")
+                _, self.dotall = self.stack.pop()
+                self.emit(")", start)
+                self.i += 1
+                self.atom("other")
+            elif c in "*+?":
+                self.i += 1
+                if self.i < len(p) and p[self.i] == "?":
+                    self.i += 1
+                self.emit(p[start : self.i], start)
+                self.atom("quant", "1" if c == "+" else "0")
+            elif c == "{":
+                self.brace()
+            else:
+                self.i += 1
+                if c == "|":
+                    self.atom("alt")
+                elif c in "^$":
+                    self.atom("zero")
+                elif c == ".":
+                    self.r.multiline |= self.dotall
+                    self.atom("other")
+                else:
+                    self.atom("lit", c)
+                if c == "\n":
+                    self.r.multiline = True
+                    c = "\\n"
+                self.emit(c, start)
+        if self.stack:
+            pos = self.stack[-1][0]
+            raise invalid(p, pos, "missing `)`: this group is never closed", "Close it with ).")
+        return self.r
+
+    # -- pieces ---------------------------------------------------------------------------
+    def brace(self) -> None:
+        p, start = self.p, self.i
+        end = p.find("}", start)
+        body = p[start + 1 : end] if end > 0 else ""
+        lo, sep, hi = body.partition(",")
+        if end < 0 or not lo.isdecimal() or not (hi == "" or hi.isdecimal()):
+            self.i += 1  # a literal "{", as in RE2 and Rust
+            self.emit("\\{", start)
+            self.atom("lit", "{")
+            return
+        if int(lo) > 1000 or (hi and int(hi) > 1000) or (hi and int(hi) < int(lo)):
+            raise invalid(
+                p,
+                start,
+                f"invalid repetition `{{{body}}}`",
+                "Use {n}, {n,} or {n,m} with n <= m <= 1000.",
+            )
+        self.i = end + 1
+        if self.i < len(p) and p[self.i] == "?":
+            self.i += 1
+        self.emit(p[start : self.i], start)
+        self.atom("quant", lo)
+
+    def group_open(self) -> None:
+        p, start = self.p, self.i
+        for spelling, construct in _UNSUPPORTED_GROUPS:
+            if p.startswith(spelling, start):
+                raise _unsupported(p, start, construct, spelling)
+        if not p.startswith("(?", start):
+            self.push(start, "(")
+            return
+        rest = p[start + 2 :]
+        if rest.startswith(("<", "P<")):
+            lt = start + (3 if rest[0] == "<" else 4)
+            gt = p.find(">", lt)
+            name = p[lt:gt] if gt > 0 else ""
+            if (
+                not name
+                or not (name[0].isalpha() or name[0] == "_")
+                or not all(ch.isalnum() or ch == "_" for ch in name)
+            ):
+                raise invalid(
+                    p, start, "invalid group name", "Write (?<name>...) with a word name."
+                )
+            if name in self.r.names:
+                raise invalid(p, start, f"duplicate group name `{name}`", "Rename one group.")
+            self.r.names.append(name)
+            self.i = gt + 1
+            self.stack.append((start, self.dotall))
+            self.emit(f"(?P<{name}>", start)
+            return
+        if rest.startswith(":"):
+            self.push(start, "(?:", skip=3)
+            return
+        self.flags(start)
+
+    def push(self, start: int, text: str, skip: int = 1) -> None:
+        self.stack.append((start, self.dotall))
+        self.i = start + skip
+        self.emit(text, start)
+
+    def flags(self, start: int) -> None:
+        p = self.p
+        j, negate = start + 2, False
+        on: list[str] = []
+        off: list[str] = []
+        dotall = self.dotall
+        while j < len(p) and p[j] not in ":)":
+            ch = p[j]
+            if ch == "-" and not negate:
+                negate = True
+            elif ch not in _FLAGS:
+                what = f"unknown flag `{ch}`" if ch.isalpha() else "unknown group syntax"
+                raise invalid(p, j, what, "Inline flags are i, m, s and u, e.g. (?i) or (?s:...).")
+            elif ch == "u" and negate:
+                raise invalid(p, j, "Unicode mode cannot be turned off", "Remove `-u`.")
+            elif ch != "u":
+                (off if negate else on).append(ch)
+                self.r.icase |= ch == "i" and not negate
+                dotall = (not negate) if ch == "s" else dotall
+            j += 1
+        if j >= len(p) or j == start + 2 or p[j - 1] == "-":
+            raise invalid(
+                p, start, "unterminated or empty flag group", "Write e.g. (?i) or (?i:...)."
+            )
+        text = "".join(on) + ("-" + "".join(off) if off else "")
+        scoped = p[j] == ":"
+        if scoped:
+            self.stack.append((start, self.dotall))
+        self.dotall = dotall
+        self.i = j + 1
+        if text or scoped:
+            self.emit(f"(?{text}{p[j]}", start)
+
+    def char_class(self) -> None:
+        p, start = self.p, self.i
+        negated = p.startswith("[^", start)
+        j = start + (2 if negated else 1)
+        if negated and p.startswith("]", j):  # [^] : any character (ECMAScript)
+            self.i = j + 1
+            self.emit("[\\s\\S]", start)
+            self.r.multiline = True
+            self.atom("other")
+            return
+        self.emit(p[start:j], start)
+        if p.startswith("]", j):
+            self.emit("\\]", j)
+            j += 1
+        self.i = j
+        letters: set[str] = set()
+        newline = False
+        while self.i < len(p) and p[self.i] != "]":
+            at = self.i
+            if p[at] == "\\":
+                text, value = self.escape(in_class=True)
+                newline |= value == "\n"
+                if len(text) == 2:
+                    letters.add(text[1])
+                self.emit(text, at)
+            elif p.startswith("[:", at) and p.find(":]", at + 2) > 0:
+                self.i = p.find(":]", at + 2) + 2
+                self.emit(p[at : self.i], at)
+            else:
+                newline |= p[at] == "\n"
+                self.emit("\\n" if p[at] == "\n" else p[at], at)
+                self.i += 1
+        if self.i >= len(p):
+            raise invalid(p, start, "missing `]`: this class is never closed", "Close it with ].")
+        self.emit("]", self.i)
+        self.i += 1
+        pair = any(a in letters and b in letters for a, b in _PAIRS)
+        self.r.multiline |= not negated and (newline or pair)
+        self.atom("other")
+
+    def escape(self, *, in_class: bool) -> tuple[str, str]:
+        """Rewrite the escape at ``self.i``; returns (RE2 text, literal value or atom kind)."""
+        p, start = self.p, self.i
+        if start + 1 >= len(p):
+            raise invalid(p, start, "trailing backslash", "Escape a backslash as \\\\.")
+        e = p[start + 1]
+        self.i = start + 2
+        if e == "u":
+            return self.code_point(self.unicode_escape(start))
+        if e == "x":
+            m = p[start + 2 : start + 4]
+            if len(m) == 2 and set(m) <= _HEX:
+                self.i = start + 4
+                return self.code_point(int(m, 16))
+            close, digits = p.find("}", start), p[start + 3 : p.find("}", start)]
+            if p.startswith("{", start + 2) and close > 0 and digits and set(digits) <= _HEX:
+                self.i = close + 1
+                if int(digits, 16) <= 0x10FFFF:
+                    return self.code_point(int(digits, 16))
+            raise invalid(p, start, "invalid \\x escape", "Write \\xHH or \\x{HHHH}.")
+        if e == "c":
+            if start + 2 < len(p) and p[start + 2].isascii() and p[start + 2].isalpha():
+                self.i = start + 3
+                return self.code_point(ord(p[start + 2]) % 32)
+            raise invalid(p, start, "invalid \\c escape", "Write \\c followed by a letter.")
+        if e == "0":
+            j = self.i
+            while j < len(p) and j < start + 4 and p[j] in "01234567":
+                j += 1
+            self.i = j
+            return self.code_point(int(p[start + 1 : j], 8))
+        if e.isdecimal() and not in_class:
+            raise _unsupported(p, start, "backreference", p[start : start + 2])
+        if e == "k":
+            raise _unsupported(p, start, "backreference", "\\k<name>")
+        if e == "C":
+            raise invalid(p, start, "\\C (any byte) is not supported", "Use . instead.")
+        if e == "Q":
+            end = p.find("\\E", self.i)
+            self.i = len(p) if end < 0 else end + 2
+            self.r.multiline |= "\n" in p[start:end]
+            return p[start : self.i], "other"
+        if e in "pP":
+            return self.property(start, e), "other"
+        if e == "b" and in_class:
+            return self.code_point(8)
+        if e in "bBAz":
+            return p[start : self.i], "zero"
+        simple = {"n": "\n", "t": "\t", "r": "\r", "f": "\f", "v": "\v", "a": "\a"}
+        if e in simple:
+            return p[start : self.i], simple[e]
+        if e.isalnum() or not e.isascii():
+            return p[start : self.i], "other"  # \d \w \s ... (or invalid: RE2 decides)
+        return p[start : self.i], e
+
+    def code_point(self, value: int) -> tuple[str, str]:
+        return f"\\x{{{value:x}}}", chr(value)
+
+    def unicode_escape(self, start: int) -> int:
+        p = self.p
+        if p.startswith("{", start + 2):
+            close = p.find("}", start)
+            digits = p[start + 3 : close] if close > 0 else ""
+            self.i = close + 1
+        else:
+            digits = p[start + 2 : start + 6]
+            self.i = start + 6
+            if len(digits) != 4:
+                digits = ""
+        if not digits or not set(digits) <= _HEX or int(digits, 16) > 0x10FFFF:
+            raise invalid(p, start, "invalid \\u escape", "Write \\uXXXX or \\u{X...} (hex).")
+        value = int(digits, 16)
+        low = p[self.i + 2 : self.i + 6]
+        pair = p.startswith("\\u", self.i) and len(low) == 4 and set(low) <= _HEX
+        if 0xD800 <= value < 0xDC00 and pair and 0xDC00 <= int(low, 16) < 0xE000:
+            self.i += 6
+            return 0x10000 + ((value - 0xD800) << 10) + (int(low, 16) - 0xDC00)
+        if 0xD800 <= value < 0xE000:
+            raise invalid(p, start, "lone surrogate", "Write the code point as \\u{X...}.")
+        return value
+
+    def property(self, start: int, e: str) -> str:
+        p = self.p
+        if not p.startswith("{", self.i):
+            self.i = min(self.i + 1, len(p))
+            return p[start : self.i]
+        close = p.find("}", self.i)
+        if close < 0:
+            raise invalid(p, start, "unclosed \\p{...}", "Close it with }.")
+        name = p[self.i + 1 : close]
+        for key in _SCRIPT_KEYS:
+            if name.startswith(key):
+                name = name[len(key) :]
+        self.i = close + 1
+        return f"\\{e}{{{name}}}"
+
+
+def scan(pattern: str) -> Scan:
+    """Run the token scan (rewriting + checks) on ``pattern``; raises like ``translate``."""
+    if "\x00" in pattern:
+        raise invalid(
+            pattern.replace("\x00", " "),
+            pattern.index("\x00"),
+            "raw NUL character",
+            "Write a NUL as the escape \\x00.",
+        )
+    return _Scanner(pattern).run()

@@ -1,0 +1,130 @@
+"""Translation of sleuth's regex dialect (SPEC §3.2) into google-re2 syntax.
+
+sleuth accepts ECMAScript syntax as far as it is shared with Rust's regex crate and Go's regexp,
+and runs it on RE2 (linear time). RE2 rejects a few spellings that users type every day, so this
+module rewrites them before compiling (research/textsearch.md §8):
+
+    (?<n>...)          -> (?P<n>...)          (?P<n>...) is kept
+    \\uXXXX, \\u{X...}   -> \\x{X...}            (surrogate pairs are combined)
+    \\cX                -> \\x{..}               control character
+    \\0                 -> \\x{0}                NUL only as an escape, never as a raw character
+    [^]                -> [\\s\\S]               any character, newline included (JS meaning)
+                                             (so ``[^]]`` is that plus ``]``: write ``[^\\]]``)
+    [\\b]               -> [\\x{8}]              backspace inside a class
+    \\p{Script=Greek}   -> \\p{Greek}            also sc=, gc=, General_Category=
+    (?u) (?iu:...)     -> u dropped             Unicode is always on
+
+Lookaround, backreferences and atomic groups raise ``Unsupported`` naming the construct; every
+other pattern RE2 rejects raises ``InvalidQuery`` with the 0-based code-point position of the
+error and a caret line. Nothing falls back silently.
+
+Semantics chosen (and why): ``\\w \\d \\b \\s`` are ASCII, as in ECMAScript and RE2 (ripgrep's
+are Unicode); ``^``/``$`` are always line anchors, as in ripgrep (the pattern is compiled in
+multi-line mode). ``Translated.multiline`` says whether the pattern can match a newline: only an
+explicit ``\\n`` (or an escape spelling U+000A), a class listing one, ``[\\s\\S]``-style classes,
+``[^]``, or ``.`` under the ``s`` flag count — like ripgrep, ``\\s`` or ``[^a]`` never match a
+newline unless the pattern is multi-line.
+
+``required_literals`` turns the scan's top-level atoms into the prefilter hint (``Literals``):
+runs of literal characters every match must contain, or one alternative per top-level branch.
+Under case-insensitive matching, runs are cut at ``k``, ``s`` and non-ASCII characters, whose
+Unicode case variants (K U+212A, ſ U+017F, ...) ASCII folding would miss.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import re2
+
+from sleuth.text_search.literals import Literals, fold
+from sleuth.text_search.regex_scan import Scan, invalid, scan
+
+__all__ = ["Translated", "translate", "translate_scan", "compile_re2", "required_literals"]
+
+
+@dataclass(frozen=True)
+class Translated:
+    """A pattern rewritten for RE2: ``re2`` is the full pattern (flags included)."""
+
+    re2: str
+    multiline: bool
+    names: tuple[str, ...]
+
+
+def compile_re2(pattern: str, *, multiline: bool, capture: bool = True) -> Any:
+    """Compile a translated pattern; returns the raw ``_re2.RE2`` (``ok()`` may be False).
+
+    Line-oriented patterns get ``never_nl``: no match ever contains a newline (ripgrep without
+    ``-U``), whatever ``\\s``, ``[^a]`` or ``\\D`` would otherwise allow.
+    """
+    options = re2.Options()
+    options.log_errors = False
+    options.never_nl = not multiline
+    options.never_capture = not capture
+    return re2._re2.RE2(pattern.encode("utf-8"), options)
+
+
+def translate(pattern: str, *, case_sensitive: bool = True) -> Translated:
+    """Rewrite ``pattern`` for RE2 and check that RE2 accepts it (SPEC §3.2)."""
+    return translate_scan(pattern, case_sensitive=case_sensitive)[0]
+
+
+def translate_scan(pattern: str, *, case_sensitive: bool = True) -> tuple[Translated, Scan]:
+    """``translate`` plus the scan it came from (atoms for ``required_literals``)."""
+    result = scan(pattern)
+    prefix = "(?m)" if case_sensitive else "(?mi)"
+    body = "".join(result.out)
+    text = prefix + body
+    compiled = compile_re2(text, multiline=result.multiline)
+    if not compiled.ok():
+        error = compiled.error().decode("utf-8", "replace")
+        what, _, arg = error.partition(": ")
+        found = body.find(arg) if arg else -1
+        position = result.origin[found] if 0 <= found < len(result.origin) else 0
+        raise invalid(pattern, position, error if what == error else f"{what} `{arg}`")
+    return Translated(text, result.multiline, tuple(result.names)), result
+
+
+def _breaks_run(ch: str, icase: bool) -> bool:
+    return icase and (not ch.isascii() or ch in "kKsS")
+
+
+def required_literals(atoms: list[tuple[str, str]], *, icase: bool) -> Literals | None:
+    """The prefilter hint for a scanned pattern's top-level ``atoms`` (None: no hint)."""
+    branches: list[list[str]] = []
+    runs: list[str] = []
+    current: list[str] = []
+    last_was_literal = False
+
+    def close() -> None:
+        if current:
+            runs.append("".join(current))
+            current.clear()
+
+    for kind, value in atoms:
+        if kind == "lit" and not _breaks_run(value, icase):
+            current.append(value)
+            last_was_literal = True
+            continue
+        if kind == "quant" and last_was_literal:
+            if value == "0":
+                current.pop()  # x* / x? / x{0,n}: x is optional
+            close()  # x+ / x{2}: the run up to one x is required, what follows may not be
+        elif kind == "alt":
+            close()
+            branches.append(runs)
+            runs = []
+        elif kind != "zero":  # assertions consume nothing, so a run may continue across them
+            close()
+        last_was_literal = False
+    close()
+    branches.append(runs)
+    best = [max(branch, key=len) if branch else "" for branch in branches]
+    if not all(best):
+        return None
+    if len(branches) > 1:
+        return (tuple(dict.fromkeys(fold(b.encode("utf-8")) for b in best)),)
+    chosen = [run for run in runs if len(run) >= 2] or best
+    return tuple((fold(run.encode("utf-8")),) for run in dict.fromkeys(chosen))

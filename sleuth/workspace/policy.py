@@ -1,0 +1,151 @@
+"""The workspace's configuration and access policy (SPEC §1 "Access policy").
+
+Configuration comes from two TOML files at the root, merged:
+
+* ``pyproject.toml``, table ``[tool.sleuth]``;
+* ``.sleuth.toml``, its top-level keys (a ``[tool.sleuth]`` table there is read too).
+
+Keys used by the workspace: ``deny`` (list of globs) and ``max_filesize`` (bytes, int). ``deny``
+lists are *united* across both files — one file can never narrow what the other cloaks; for
+every other key ``.sleuth.toml`` wins. Unknown keys are kept for other components.
+
+``AccessPolicy`` answers "is this path cloaked?". A deny glob with ``/`` matches the relative
+path, one without matches a base name at any depth, and a path is denied when it *or any folder
+above it* matches (``secrets/**`` also cloaks the folder ``secrets``). Denied paths are dropped
+everywhere and answer ``not_found`` like missing ones, so nothing reveals them.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Any
+
+from sleuth.errors import InvalidPath
+from sleuth.workspace.paths import PathGlobs, ancestors
+
+__all__ = [
+    "DEFAULT_MAX_FILESIZE",
+    "CONFIG_FILES",
+    "load_config",
+    "resolve_max_filesize",
+    "AccessPolicy",
+]
+
+DEFAULT_MAX_FILESIZE = 8 * 1024 * 1024
+CONFIG_FILES = ("pyproject.toml", ".sleuth.toml")
+
+
+def _config_error(path: str, reason: str) -> InvalidPath:
+    return InvalidPath(
+        f"cannot use the sleuth configuration in {path}: {reason}; fix the file (or remove the "
+        "sleuth settings from it) and run again",
+        details={"file": path, "reason": reason},
+    )
+
+
+def _read_toml(path: str, only_if: bytes = b"") -> dict[str, Any] | None:
+    """The parsed TOML file, None if absent or (with ``only_if``) not mentioning it at all.
+
+    A ``pyproject.toml`` that never says "sleuth" is not parsed: it cannot configure us, and a
+    cold CLI should not pay for (or fail on) another tool's settings.
+    """
+    name = os.path.basename(path)
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise _config_error(name, f"unreadable ({exc.strerror})") from exc
+    if only_if and only_if not in raw:
+        return None
+    import tomllib  # deferred: most cold runs never parse TOML
+
+    try:
+        return tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise _config_error(name, "not UTF-8 text") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise _config_error(name, f"invalid TOML ({exc})") from exc
+
+
+def _tool_table(doc: dict[str, Any], name: str) -> dict[str, Any]:
+    tool = doc.get("tool")
+    if not isinstance(tool, dict):
+        return {}
+    table = tool.get("sleuth")
+    if table is None:
+        return {}
+    if not isinstance(table, dict):
+        raise _config_error(name, "[tool.sleuth] must be a table")
+    return dict(table)
+
+
+def _check(conf: dict[str, Any], name: str) -> None:
+    deny = conf.get("deny")
+    if deny is not None and (
+        not isinstance(deny, list) or not all(isinstance(g, str) for g in deny)
+    ):
+        raise _config_error(name, 'deny must be a list of glob strings, e.g. deny = ["*.pem"]')
+    size = conf.get("max_filesize")
+    if size is not None and (isinstance(size, bool) or not isinstance(size, int) or size <= 0):
+        raise _config_error(name, "max_filesize must be a positive number of bytes")
+
+
+def load_config(root: str) -> dict[str, Any]:
+    """The merged sleuth configuration of the workspace at ``root`` (empty if none)."""
+    merged: dict[str, Any] = {}
+    deny: list[str] = []
+    for name in CONFIG_FILES:
+        doc = _read_toml(os.path.join(root, name), b"sleuth" if name == "pyproject.toml" else b"")
+        if doc is None:
+            continue
+        if name == "pyproject.toml":
+            conf = _tool_table(doc, name)
+        else:
+            conf = {k: v for k, v in doc.items() if k != "tool"}
+            conf.update(_tool_table(doc, name))
+        _check(conf, name)
+        for glob in conf.pop("deny", None) or []:
+            if glob not in deny:
+                deny.append(glob)
+        merged.update(conf)
+    if deny:
+        merged["deny"] = deny
+    return merged
+
+
+def resolve_max_filesize(explicit: int | None, config: dict[str, Any]) -> int:
+    """The size cap: the explicit argument, else ``max_filesize`` of the config, else 8 MiB."""
+    if explicit is not None:
+        if explicit <= 0:
+            raise InvalidPath(
+                f"max_filesize must be a positive number of bytes, got {explicit}",
+                details={"max_filesize": explicit},
+            )
+        return explicit
+    value = config.get("max_filesize")
+    return value if isinstance(value, int) else DEFAULT_MAX_FILESIZE
+
+
+class AccessPolicy:
+    """Which workspace paths are cloaked by ``deny`` globs."""
+
+    __slots__ = ("globs",)
+
+    def __init__(self, deny: Sequence[str] = ()) -> None:
+        self.globs = PathGlobs(deny, whole_folder=True)
+
+    def __bool__(self) -> bool:
+        return bool(self.globs)
+
+    def denies_entry(self, rel: str) -> bool:
+        """``rel`` itself matches a deny glob (the walker has already checked its folders)."""
+        return bool(self.globs) and self.globs.match(rel)
+
+    def is_denied(self, rel: str) -> bool:
+        """``rel`` or a folder above it matches a deny glob."""
+        if not self.globs or not rel:
+            return False
+        return any(self.globs.match(p) for p in ancestors(rel))

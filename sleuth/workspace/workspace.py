@@ -1,0 +1,210 @@
+"""``Workspace``: one root folder and every rule about which of its files sleuth may touch.
+
+The workspace is the only layer that touches the disk for searches (DESIGN "Engines never touch
+the disk directly"): it validates user paths (SPEC §1: ``invalid_path`` for anything that leaves
+the root lexically or through a symlink), cloaks denied paths (``not_found``, worded exactly like
+a missing path), lists files with git's ignore semantics (``walker.py``, ``ignore.py``), reads
+and stamps contents through a warm cache (``reader.py``) and owns the state folder ``.sleuth/``.
+
+Paths going in may be any spelling ``validate_path`` accepts; paths coming out are always the
+canonical relative POSIX form.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from sleuth.errors import InvalidPath, NotFound
+from sleuth.model import SkipCounts
+from sleuth.workspace.ignore import IgnoreStack, base_stack
+from sleuth.workspace.paths import PathGlobs, normalize_rel
+from sleuth.workspace.policy import AccessPolicy, load_config, resolve_max_filesize
+from sleuth.workspace.reader import ContentCache, Reader
+from sleuth.workspace.text import FileText
+from sleuth.workspace.walker import FileList, Walker
+
+__all__ = ["Workspace", "STATE_DIR"]
+
+STATE_DIR = ".sleuth"
+
+
+def _not_found(rel: str) -> NotFound:
+    # One wording for missing and denied paths: the message must not reveal cloaking (SPEC §1).
+    return NotFound(
+        f"path not found: {rel}; check the spelling, or list files with a 'files:' search",
+        details={"path": rel},
+    )
+
+
+def _outside(path: str) -> InvalidPath:
+    return InvalidPath(
+        f"path leaves the workspace root through a symlink: {path}; only files inside the root "
+        "can be used",
+        details={"path": path},
+    )
+
+
+def _split_globs(include: Sequence[str], exclude: Sequence[str]) -> tuple[PathGlobs, PathGlobs]:
+    """``include`` entries written ``!glob`` are exclusions (as in rg's ``-g '!glob'``)."""
+    inc = [g for g in include if not g.startswith("!")]
+    exc = list(exclude) + [g[1:] for g in include if g.startswith("!")]
+    return PathGlobs(inc), PathGlobs(exc)
+
+
+class Workspace:
+    """One workspace root: path validation, access policy, file listing, reading, state."""
+
+    def __init__(
+        self,
+        root: str | os.PathLike[str],
+        no_ignore: bool = False,
+        max_filesize: int | None = None,
+    ) -> None:
+        raw = os.fspath(root)
+        real = os.path.realpath(os.path.abspath(raw))
+        if not os.path.exists(real):
+            raise NotFound(
+                f"workspace root not found: {raw}; pass an existing folder as the root",
+                details={"path": raw},
+            )
+        if not os.path.isdir(real):
+            raise InvalidPath(
+                f"workspace root is not a folder: {raw}; pass the folder that holds the files",
+                details={"path": raw},
+            )
+        self.root = Path(real)
+        self._root = real
+        self._prefix = real.rstrip("/") + "/"
+        self.no_ignore = no_ignore
+        self.config: dict[str, Any] = load_config(real)
+        self.max_filesize = resolve_max_filesize(max_filesize, self.config)
+        self.policy = AccessPolicy(self.config.get("deny") or ())
+        self.cache = ContentCache()
+        self._reader = Reader(real, self.max_filesize, self.cache)
+
+    def __repr__(self) -> str:
+        return f"Workspace({self._root!r}, no_ignore={self.no_ignore})"
+
+    # -- state -------------------------------------------------------------------------------
+
+    @property
+    def state_dir(self) -> Path:
+        """``<root>/.sleuth``, created on first use with a ``.gitignore`` of ``*`` (SPEC §1)."""
+        path = self.root / STATE_DIR
+        marker = path / ".gitignore"
+        if not marker.exists():
+            path.mkdir(exist_ok=True)
+            marker.write_text("*\n", encoding="utf-8")
+        return path
+
+    # -- paths -------------------------------------------------------------------------------
+
+    def is_denied(self, rel: str) -> bool:
+        """True when ``rel`` (or a folder above it) is cloaked by a ``deny`` glob."""
+        return self.policy.is_denied(normalize_rel(rel))
+
+    def validate_path(self, p: str) -> str:
+        """The canonical relative form of user path ``p``, which must exist inside the root.
+
+        ``InvalidPath`` for absolute paths, ``..`` past the root, NUL bytes and symlinks that
+        resolve outside the root; ``NotFound`` for missing *and* denied paths (same wording).
+        """
+        rel = normalize_rel(p)
+        if not rel:
+            return ""
+        if self.policy.is_denied(rel):
+            raise _not_found(rel)
+        full = self._prefix + rel
+        real = os.path.realpath(full)
+        if real != self._root:
+            if not real.startswith(self._prefix):
+                raise _outside(rel)
+            if real != full and self.policy.is_denied(real[len(self._prefix) :]):
+                raise _not_found(rel)
+        if not os.path.exists(full):
+            raise _not_found(rel)
+        return rel
+
+    # -- listing -----------------------------------------------------------------------------
+
+    def _stack0(self) -> IgnoreStack | None:
+        return None if self.no_ignore else base_stack(self._root)
+
+    def list_files(
+        self,
+        scope: str = "",
+        include: Sequence[str] = (),
+        exclude: Sequence[str] = (),
+    ) -> FileList:
+        """The files under ``scope`` (root, folder or one file) that a search may read.
+
+        Sorted by path (code points); ignored, denied, internal and special files are left out;
+        files over the size cap are counted in ``skipped.too_large``. A scope naming a file
+        lists that file even when it is ignored (as rg does for explicit paths).
+        """
+        rel = self.validate_path(scope) if scope else ""
+        inc, exc = _split_globs(include, exclude)
+        walker = Walker(
+            self._root,
+            policy=self.policy,
+            stack0=self._stack0(),
+            max_filesize=self.max_filesize,
+            include=inc,
+            exclude=exc,
+        )
+        return walker.walk(rel)
+
+    # -- contents ----------------------------------------------------------------------------
+
+    def _stat(self, rel: str) -> os.stat_result:
+        """The followed stat of ``rel`` after the symlink check; ``OSError`` when unreadable."""
+        full = self._prefix + rel
+        st = os.lstat(full)
+        if stat.S_ISLNK(st.st_mode):
+            real = os.path.realpath(full)
+            if not real.startswith(self._prefix):
+                raise _outside(rel)
+            if self.policy.is_denied(real[len(self._prefix) :]):
+                raise _not_found(rel)
+            st = os.stat(full)
+        return st
+
+    def read(self, rel: str, skipped: SkipCounts | None = None) -> FileText | None:
+        """The content of file ``rel``, or None when it is binary, too large or unreadable.
+
+        Skips are counted in ``skipped`` and never raised. A denied path raises ``NotFound`` and
+        one leaving the root raises ``InvalidPath`` — a caller should never have such a path.
+        """
+        rel = normalize_rel(rel)
+        if not rel or self.policy.is_denied(rel):
+            raise _not_found(rel)
+        try:
+            st = self._stat(rel)
+        except OSError:
+            if skipped is not None:
+                skipped.unreadable += 1
+            return None
+        return self._reader.read(rel, st, skipped)
+
+    def stamp(self, rel: str) -> str:
+        """The stamp (xxh3-64 hex) of file ``rel``'s current bytes; ``NotFound`` if absent."""
+        rel = self.validate_path(rel)
+        try:
+            st = self._stat(rel)
+            if not stat.S_ISREG(st.st_mode):
+                raise InvalidPath(
+                    f"not a regular file: {rel or '/'}; stamps exist for files only",
+                    details={"path": rel},
+                )
+            return self._reader.stamp(rel, st)
+        except FileNotFoundError as exc:
+            raise _not_found(rel) from exc
+        except OSError as exc:
+            raise InvalidPath(
+                f"cannot read {rel}: {exc.strerror}; check the file's permissions",
+                details={"path": rel},
+            ) from exc

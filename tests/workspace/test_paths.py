@@ -1,0 +1,97 @@
+"""Path normalisation and the wildmatch glob translation shared by ignore files and options."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from sleuth.errors import InvalidPath
+from sleuth.workspace.paths import PathGlobs, ancestors, glob_to_regex, normalize_rel
+
+
+@pytest.mark.parametrize(
+    ("given", "expected"),
+    [
+        ("", ""),
+        (".", ""),
+        ("/", ""),
+        ("./", ""),
+        ("src/", "src"),
+        ("./src//a.py", "src/a.py"),
+        ("src/../a.py", "a.py"),
+        ("a/./b/../c", "a/c"),
+    ],
+)
+def test_normalize_rel(given: str, expected: str) -> None:
+    assert normalize_rel(given) == expected
+
+
+@pytest.mark.parametrize("bad", ["/etc/passwd", "//x", "..", "../x", "a/../../x", "a\x00b"])
+def test_normalize_rel_rejects(bad: str) -> None:
+    with pytest.raises(InvalidPath) as info:
+        normalize_rel(bad)
+    assert info.value.code == "invalid_path"
+    assert "relative" in info.value.message or "root" in info.value.message
+
+
+def test_ancestors_deepest_first() -> None:
+    assert list(ancestors("a/b/c")) == ["a/b/c", "a/b", "a"]
+    assert list(ancestors("")) == []
+
+
+def _m(glob: str, path: str) -> bool:
+    body = glob_to_regex(glob)
+    return body is not None and re.fullmatch(body, path, re.DOTALL) is not None
+
+
+@pytest.mark.parametrize(
+    ("glob", "path", "hit"),
+    [
+        ("*.py", "a.py", True),
+        ("*.py", "d/a.py", False),
+        ("?.py", "a.py", True),
+        ("?.py", "/.py", False),
+        ("**/x", "x", True),
+        ("**/x", "a/b/x", True),
+        ("a/**/b", "a/b", True),
+        ("a/**/b", "a/x/y/b", True),
+        ("a/**/b", "ab", False),
+        ("a/**", "a/x/y", True),
+        ("a/**", "a", False),
+        ("a**b", "axxb", True),
+        ("a**b", "a/b", False),
+        ("[ab].c", "b.c", True),
+        ("[!ab].c", "c.c", True),
+        ("[!ab].c", "/.c", False),
+        ("[a-c]x", "bx", True),
+        ("[]]x", "]x", True),
+        ("[[:digit:]]", "7", True),
+        ("\\#x", "#x", True),
+        ("\\*", "*", True),
+        ("\\*", "a", False),
+        ("a[/]b", "a/b", False),
+    ],
+)
+def test_glob_to_regex(glob: str, path: str, hit: bool) -> None:
+    assert _m(glob, path) is hit
+
+
+@pytest.mark.parametrize("never", ["[abc", "x\\", "[[:nope:]]"])
+def test_globs_git_never_matches(never: str) -> None:
+    assert glob_to_regex(never) is None
+
+
+def test_pathglobs_base_name_and_path() -> None:
+    globs = PathGlobs(["*.md", "src/*.py", "./docs/"])
+    assert globs.match("a/b/readme.md")
+    assert globs.match("src/a.py")
+    assert not globs.match("src/sub/a.py")
+    assert globs.match("docs")
+    assert not PathGlobs([])
+    assert globs.match_any_level("docs/x/y.txt")
+
+
+def test_pathglobs_whole_folder() -> None:
+    assert PathGlobs(["secrets/**"], whole_folder=True).match("secrets")
+    assert not PathGlobs(["secrets/**"]).match("secrets")

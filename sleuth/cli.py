@@ -243,11 +243,12 @@ def _write_human(text: Text, stream: TextIO) -> None:
 def report_error(exc: SleuthError, *, as_json: bool, stdout: TextIO, stderr: TextIO) -> int:
     """The one SleuthError -> output mapping of the CLI; returns the exit code (SPEC §3.5)."""
     payload = exc.to_json()
-    line = f"sleuth: {render.error_line(payload)}"
+    text = f"sleuth: {render.error_line(payload)}"
     try:
         if as_json:
             _write_json(payload, stdout)
-        stderr.write(line + "\n")
+            text = text.splitlines()[0]  # the full message (e.g. a caret diagram) is in the JSON
+        stderr.write(text + "\n")
         stderr.flush()
     except BrokenPipeError:
         pass

@@ -1,0 +1,85 @@
+"""Helpers for the face end-to-end tests: run the real CLI and MCP server as subprocesses.
+
+``run_cli(args, ...)`` runs ``python -m sleuth`` (stdout piped, so never a TTY) and
+``run_cli_on_tty`` runs it with stdout on a pseudo-terminal. ``mcp_session(root)`` starts
+``sleuth mcp --root ROOT`` through the official client (``mcp.client.stdio``). ``sample_root``
+is a small workspace whose expected matches the tests name.
+"""
+
+from __future__ import annotations
+
+import os
+import pty
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import pytest
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+SAMPLE: dict[str, str | bytes] = {
+    "src/app.py": "def handler(uid):\n    user = get_user(uid)\n    return user\n",
+    "src/users.py": "def get_user(uid):\n    return {'id': uid}\n\n\ndef list_users():\n"
+                    "    return [get_user(1), get_user(2)]\n",
+    "docs/notes.md": "Call get_user with an id.\n",
+    "blob.bin": b"\x00\x01get_user\x00",
+}
+
+SEARCH_KEYS = {"query", "mode", "fallback", "result", "complete", "incomplete_reason", "total",
+               "matches", "all", "next_cursor", "skipped", "possible_names"}
+MATCH_KEYS = {"n", "path", "line", "column", "end_line", "end_column", "start_byte", "end_byte",
+              "text", "context", "ref", "captures", "score"}
+ERROR_KEYS = {"code", "message", "retry_after", "details"}
+
+
+def _env(extra: Mapping[str, str] | None, drop: Sequence[str] = ()) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in {"NO_COLOR", "SLEUTH_DEBUG", *drop}}
+    env.update(extra or {})
+    return env
+
+
+def run_cli(args: Sequence[str], *, env: Mapping[str, str] | None = None,
+            cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """``python -m sleuth ARGS`` with stdout and stderr piped."""
+    return subprocess.run([sys.executable, "-m", "sleuth", *args], capture_output=True,
+                          text=True, encoding="utf-8", env=_env(env), cwd=cwd, timeout=120)
+
+
+def run_cli_on_tty(args: Sequence[str], *, env: Mapping[str, str] | None = None) -> tuple[int, str]:
+    """``python -m sleuth ARGS`` with stdout on a pseudo-terminal; returns (code, stdout)."""
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "sleuth", *args], stdout=slave,
+                            stderr=subprocess.DEVNULL,
+                            env=_env({"TERM": "xterm-256color", **(env or {})}))
+    os.close(slave)
+    chunks: list[bytes] = []
+    while True:
+        try:
+            data = os.read(master, 65536)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not data:
+            break
+        chunks.append(data)
+    os.close(master)
+    return proc.wait(timeout=120), b"".join(chunks).decode("utf-8", "replace")
+
+
+@asynccontextmanager
+async def mcp_session(root: Path, *extra: str) -> AsyncIterator[ClientSession]:
+    """An initialised client session with ``sleuth mcp --root ROOT`` over stdio."""
+    params = StdioServerParameters(command=sys.executable,
+                                   args=["-m", "sleuth", "mcp", "--root", str(root), *extra],
+                                   env=_env(None))
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        yield session
+
+
+@pytest.fixture
+def sample_root(make_workspace: Callable[[dict[str, str | bytes]], Path]) -> Path:
+    """A fresh copy of ``SAMPLE``."""
+    return make_workspace(SAMPLE)

@@ -1,0 +1,224 @@
+"""Unit tests of ``sleuth.render``: pure functions over SPEC §3.4 / §3.5 JSON dicts."""
+
+from __future__ import annotations
+
+import copy
+import re
+from typing import Any
+
+from sleuth import render
+
+RID = "SEARCH#7f3a9c21"
+
+
+def _match(n: int, path: str, line: int, column: int, text: str, length: int = 8,
+           before: tuple[str, ...] = (), after: tuple[str, ...] = (),
+           end_line: int | None = None) -> dict[str, Any]:
+    return {
+        "n": n, "path": path, "line": line, "column": column,
+        "end_line": line if end_line is None else end_line, "end_column": column + length,
+        "start_byte": 0, "end_byte": length, "text": text,
+        "context": {"before": list(before), "after": list(after)},
+        "ref": {"line": f"{RID}:{n}:line", "match": f"{RID}:{n}:match"},
+        "captures": None, "score": None,
+    }
+
+
+def sample(**changes: Any) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "query": "get_user", "mode": "literal", "fallback": None, "result": RID,
+        "complete": True, "incomplete_reason": None, "total": 3,
+        "matches": [
+            _match(1, "src/app.py", 12, 12, "    user = get_user(uid)",
+                   before=("def handler(uid):",), after=("    return get_user(1)",)),
+            _match(2, "src/app.py", 13, 12, "    return get_user(1)",
+                   before=("    user = get_user(uid)",), after=("",)),
+            _match(3, "src/b.py", 40, 1, "get_user()"),
+        ],
+        "all": {"line": f"{RID}:all:line", "match": f"{RID}:all:match"},
+        "next_cursor": None,
+        "skipped": {"binary": 0, "too_large": 0, "undecodable": 0},
+        "possible_names": None,
+    }
+    data.update(changes)
+    return data
+
+
+def empty(**changes: Any) -> dict[str, Any]:
+    return sample(matches=[], total=0, **changes)
+
+
+def human(data: dict[str, Any]) -> str:
+    return render.search_human(data).plain
+
+
+# --- phrases ---------------------------------------------------------------------------------
+
+
+def test_count_phrase_exact_and_lower_bound() -> None:
+    assert render.count_phrase(sample()) == "3 matches"
+    assert render.count_phrase(sample(total=1)) == "1 match"
+    assert render.count_phrase(sample(total=None, total_at_least=100)) == "at least 100 matches"
+
+
+def test_status_phrase_names_the_reason() -> None:
+    assert render.status_phrase(sample()) == "complete"
+    assert render.status_phrase(sample(complete=False, incomplete_reason="timeout")) == (
+        "incomplete (timeout)"
+    )
+
+
+def test_suggestion_phrase_lists_groups_with_counts() -> None:
+    groups = [{"name": "get_user", "count": 3, "complete": True, "result": "SEARCH#aa"},
+              {"name": "GetUsers", "count": 1, "complete": False}]
+    data = empty(possible_names=groups)
+    assert render.suggestion_phrase(data) == "did you mean: get_user (3), GetUsers (1+)"
+    with_refs = render.suggestion_phrase(data, with_refs=True)
+    assert with_refs == "did you mean: get_user (3, SEARCH#aa), GetUsers (1+)"
+    assert render.suggestion_phrase(empty()) is None
+
+
+# --- human -----------------------------------------------------------------------------------
+
+
+def test_human_header_carries_id_mode_count_and_completeness() -> None:
+    first = human(sample()).splitlines()[0]
+    assert first == f"{RID}  literal  3 matches  complete"
+    fallback = human(sample(mode="regex", fallback="regex", total=None, total_at_least=100))
+    assert fallback.splitlines()[0] == f"{RID}  regex  fallback=regex  at least 100 matches  complete"
+
+
+def test_human_groups_by_file_with_refs_and_positions() -> None:
+    lines = human(sample()).splitlines()
+    assert "src/app.py" in lines and "src/b.py" in lines
+    assert lines.index("src/app.py") < lines.index("src/b.py")
+    assert "#1  12:12:     user = get_user(uid)" in lines
+    assert "#2  13:12:     return get_user(1)" in lines
+    assert "#3  40:1: get_user()" in lines
+
+
+def test_human_context_lines_are_numbered_deduplicated_and_dimmed() -> None:
+    text = render.search_human(sample())
+    lines = text.plain.splitlines()
+    assert "    11- def handler(uid):" in lines
+    assert "    14-" in lines
+    # Line 13 is a match line, so match 1's after-context must not repeat it as context.
+    assert not any(line.strip().startswith("13-") for line in lines)
+    start = text.plain.index("11- def handler")
+    assert any(span.style == render.STYLE_CONTEXT and span.start <= start < span.end
+               for span in text.spans)
+
+
+def test_human_gap_between_distant_matches_is_marked() -> None:
+    data = sample(matches=[_match(1, "a.py", 1, 1, "x = 1"), _match(2, "a.py", 30, 1, "x = 2")],
+                  total=2)
+    lines = human(data).splitlines()
+    assert lines[lines.index("#1  1:1: x = 1") + 1] == "--"
+
+
+def test_human_highlights_exactly_the_match() -> None:
+    text = render.search_human(sample())
+    start = text.plain.index("get_user(uid)")
+    styled = [s for s in text.spans if s.style == render.STYLE_MATCH]
+    assert any(s.start == start and s.end == start + len("get_user") for s in styled)
+
+
+def test_human_multiline_match_keeps_every_line() -> None:
+    data = sample(matches=[_match(1, "a.py", 3, 5, "def f(\n    x)", end_line=4)], total=1)
+    lines = human(data).splitlines()
+    i = lines.index("#1  3:5: def f(")
+    assert lines[i + 1].strip() == "x)"
+
+
+def test_human_footer_shows_refs_all_once_cursor_and_skips() -> None:
+    data = sample(next_cursor="CUR123", skipped={"binary": 2, "too_large": 1, "undecodable": 0})
+    out = human(data)
+    assert f"refs: {RID}:<n>:match  {RID}:<n>:line" in out
+    assert out.count(f"{RID}:all:match") == 1 and out.count(f"{RID}:all:line") == 1
+    assert "more: --cursor CUR123" in out
+    assert "skipped files: 2 binary, 1 too large" in out
+    assert "undecodable" not in out
+    assert "showing #1-#3" in out.splitlines()[0]
+
+
+def test_human_no_skip_line_when_nothing_was_skipped() -> None:
+    assert "skipped" not in human(sample())
+
+
+def test_human_empty_result_with_suggestions() -> None:
+    groups = [{"name": "get_user", "count": 3, "complete": True},
+              {"name": "GetUsers", "count": 1, "complete": True}]
+    out = human(empty(query="getUser", possible_names=groups))
+    assert "no matches; did you mean: get_user (3), GetUsers (1)" in out
+    assert "not proof of absence" not in out
+    assert "refs:" not in out
+
+
+def test_human_empty_incomplete_result_says_it_is_not_proof() -> None:
+    out = human(empty(complete=False, incomplete_reason="time budget"))
+    assert "incomplete (time budget)" in out.splitlines()[0]
+    assert "no matches" in out
+    assert "not proof of absence" in out
+
+
+def test_human_files_mode_lists_paths_with_scores() -> None:
+    m = _match(1, "src/app.py", 0, 0, "src/app.py")
+    m.update(line=None, column=None, end_line=None, end_column=None, score=0.93)
+    out = human(sample(mode="files", matches=[m], total=1))
+    assert "#1  src/app.py  score 0.93" in out.splitlines()
+
+
+def test_human_does_not_mutate_its_input() -> None:
+    data = sample(next_cursor="X")
+    before = copy.deepcopy(data)
+    render.search_human(data)
+    render.search_compact(data)
+    assert data == before
+
+
+# --- compact (MCP text) ----------------------------------------------------------------------
+
+
+def test_compact_one_line_per_match_with_derivable_refs() -> None:
+    lines = render.search_compact(sample()).splitlines()
+    assert lines[0] == f"{RID}  literal  3 matches  complete"
+    assert lines[1:] == [
+        "src/app.py:12:12 #1  user = get_user(uid)",
+        "src/app.py:13:12 #2  return get_user(1)",
+        "src/b.py:40:1 #3  get_user()",
+    ]
+    for line, match in zip(lines[1:], sample()["matches"], strict=True):
+        n = re.search(r" #(\d+)  ", line)
+        assert n is not None
+        assert f"{lines[0].split()[0]}:{n.group(1)}:match" == match["ref"]["match"]
+
+
+def test_compact_has_no_context_lines() -> None:
+    assert "def handler" not in render.search_compact(sample())
+
+
+def test_compact_hints_cursor_suggestions_and_absence() -> None:
+    out = render.search_compact(sample(next_cursor="CUR"))
+    assert out.splitlines()[-1] == "next_cursor: CUR"
+    groups = [{"name": "get_user", "count": 2, "complete": True, "result": "SEARCH#bb"}]
+    out = render.search_compact(empty(possible_names=groups, complete=False,
+                                      incomplete_reason="timeout"))
+    assert "no matches; did you mean: get_user (2, SEARCH#bb)" in out
+    assert "not proof of absence" in out
+
+
+def test_compact_multiline_text_stays_on_one_line() -> None:
+    data = sample(matches=[_match(1, "a.py", 3, 5, "def f(\n    x)", end_line=4)], total=1)
+    lines = render.search_compact(data).splitlines()
+    assert lines[1] == "a.py:3:5 #1  def f( ⏎     x)"
+
+
+# --- errors ----------------------------------------------------------------------------------
+
+
+def test_error_line_from_error_object() -> None:
+    obj = {"error": {"code": "invalid_path", "message": "outside the root", "retry_after": None,
+                     "details": {}}}
+    assert render.error_line(obj) == "error[invalid_path]: outside the root"
+    obj["error"].update(code="rate_limited", retry_after=2.5)
+    assert render.error_line(obj) == "error[rate_limited]: outside the root (retry after 2.5s)"

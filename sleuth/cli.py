@@ -24,7 +24,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NoReturn, Protocol, TextIO
 
-from rich.console import Console
 from rich.text import Text
 
 from sleuth import render
@@ -232,6 +231,8 @@ def _write_json(data: Mapping[str, Any], stream: TextIO) -> None:
 
 def _write_human(text: Text, stream: TextIO) -> None:
     if use_color(stream):
+        from rich.console import Console  # lazy: ~50 ms of start-up a piped call never needs
+
         console = Console(file=stream, force_terminal=True, highlight=False, soft_wrap=True,
                           markup=False, emoji=False)
         console.print(text)

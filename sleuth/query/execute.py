@@ -101,7 +101,7 @@ def prepare(ws: Workspace, req: SearchRequest, index: IndexKeeper | None = None)
     """Route, validate the scope and plan the search; no file content is read yet."""
     rt = route(req.query)
     scope = ws.validate_path(req.path)
-    listing = ws.list_files(scope, req.include, req.exclude)
+    listing = ws.list_files(scope, req.include, req.exclude, any_size=rt.mode == "files")
     files = list(listing.files)
     prepared = Prepared(
         ws=ws,

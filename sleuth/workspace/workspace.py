@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import stat
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -139,8 +140,12 @@ class Workspace:
         scope: str = "",
         include: Sequence[str] = (),
         exclude: Sequence[str] = (),
+        *,
+        any_size: bool = False,
     ) -> FileList:
         """The files under ``scope`` (root, folder or one file) that a search may read.
+
+        ``any_size`` lists files over the size cap too (path queries never read content).
 
         Sorted by path (code points); ignored, denied, internal and special files are left out;
         files over the size cap are counted in ``skipped.too_large``. A scope naming a file
@@ -152,7 +157,7 @@ class Workspace:
             self._root,
             policy=self.policy,
             stack0=self._stack0(),
-            max_filesize=self.max_filesize,
+            max_filesize=sys.maxsize if any_size else self.max_filesize,
             include=inc,
             exclude=exc,
         )

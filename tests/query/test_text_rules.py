@@ -172,3 +172,11 @@ def test_files_mode_glob_and_fuzzy(make_workspace: MakeWorkspace) -> None:
     fuzzy = _search(root, "files:helpers")
     assert fuzzy["matches"][0]["path"] == "src/util/helpers.py"
     assert fuzzy["matches"][0]["score"] is not None
+
+
+def test_files_mode_lists_binary_and_large_files(make_workspace: MakeWorkspace) -> None:
+    root = make_workspace({"logo.png": b"\x89PNG\x00\x00", "data/dump.sql": "x"})
+    (root / "data/dump.sql").write_bytes(b"-- sql\n" * (9 * 1024 * 1024 // 7 + 10))
+    res = _search(root, "files:*")
+    assert [m["path"] for m in res["matches"]] == ["data/dump.sql", "logo.png"]
+    assert res["complete"] is True and res["skipped"]["too_large"] == 0

@@ -1,8 +1,8 @@
 """The Python face: ``Workbench(root)`` with one method per verb (SPEC §10).
 
 A ``Workbench`` is the long-running form of sleuth: it keeps the workspace's content cache,
-the trigram index (built in the background after the first search) and the registry
-connection warm across calls. The CLI makes one per process (with the index loaded from
+the trigram index (built in the background after the first search), the registry connection
+and, with ``watch=True``, the file listing warm across calls (a file watcher invalidates it). The CLI makes one per process (with the index loaded from
 ``.sleuth/`` when present, never built); the MCP server keeps one for its lifetime.
 """
 
@@ -32,8 +32,11 @@ class Workbench:
         *,
         no_ignore: bool = False,
         build_index: bool = True,
+        watch: bool = False,
     ) -> None:
         self.workspace = Workspace(root, no_ignore=no_ignore)
+        if watch:
+            self.workspace.watch()  # listings and the index are then reused between queries
         self._registry = Registry(self.workspace.state_dir)
         self._pager = SearchPager(self._registry)
         self._build_index = build_index
@@ -93,6 +96,7 @@ class Workbench:
         return self.index.build_now(files)
 
     def close(self) -> None:
+        self.workspace.close()
         self._registry.close()
 
     def __enter__(self) -> Workbench:

@@ -86,7 +86,7 @@ def server_engine(root: str, no_ignore: bool) -> Engine:
     """The server's long-lived ``Workbench``, which may build its index in the background."""
     from sleuth.api import Workbench
 
-    return Workbench(root, no_ignore=no_ignore)
+    return Workbench(root, no_ignore=no_ignore, watch=True)
 
 
 def _text(text: str) -> list[ContentBlock]:

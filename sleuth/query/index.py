@@ -35,6 +35,7 @@ class IndexKeeper:
         self._index: TrigramIndex | None = None
         self._racy: set[str] = set()
         self._thread: threading.Thread | None = None
+        self._synced_at: int | None = None
         path = ws.state_dir / INDEX_FILE
         if path.exists():
             self._index = TrigramIndex.load(path)
@@ -56,6 +57,9 @@ class IndexKeeper:
 
         ``whole`` says ``files`` is the whole workspace, so files missing from it are dropped.
         """
+        generation = self._ws.generation
+        if generation is not None and generation == self._synced_at:
+            return  # the watcher saw no change since the last sync
         with self._lock:
             index = self._index
             if index is None:
@@ -79,6 +83,8 @@ class IndexKeeper:
                             index.update(f.path, (f.size, f.mtime_ns), data)
                         changed += 1
             self._mark_racy(files)
+            if whole:
+                self._synced_at = generation
             if changed:
                 self._save(index)
 

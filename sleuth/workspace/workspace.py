@@ -16,6 +16,7 @@ import os
 import stat
 import sys
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,7 @@ from sleuth.workspace.policy import AccessPolicy, load_config, resolve_max_files
 from sleuth.workspace.reader import ContentCache, Reader
 from sleuth.workspace.text import FileText
 from sleuth.workspace.walker import FileList, Walker
+from sleuth.workspace.watch import ChangeWatcher
 
 __all__ = ["Workspace", "STATE_DIR"]
 
@@ -54,6 +56,11 @@ def _split_globs(include: Sequence[str], exclude: Sequence[str]) -> tuple[PathGl
     inc = [g for g in include if not g.startswith("!")]
     exc = list(exclude) + [g[1:] for g in include if g.startswith("!")]
     return PathGlobs(inc), PathGlobs(exc)
+
+
+def _copy_listing(listing: FileList) -> FileList:
+    """A listing whose skip counters the caller may add to without touching the cached one."""
+    return replace(listing, skipped=replace(listing.skipped))
 
 
 class Workspace:
@@ -86,6 +93,37 @@ class Workspace:
         self.policy = AccessPolicy(self.config.get("deny") or ())
         self.cache = ContentCache()
         self._reader = Reader(real, self.max_filesize, self.cache)
+        self._watcher: ChangeWatcher | None = None
+        self._listings: dict[tuple[object, ...], tuple[int, FileList]] = {}
+        self._max_filesize_arg = max_filesize
+
+    # -- change watching (long-running faces) --------------------------------------------------
+
+    def watch(self) -> None:
+        """Watch the tree for changes so listings can be reused between queries."""
+        if self._watcher is None:
+            self._watcher = ChangeWatcher(self._root, self._changed)
+            self._watcher.start()
+
+    def close(self) -> None:
+        if self._watcher is not None:
+            self._watcher.stop()
+            self._watcher = None
+        self._listings.clear()
+
+    @property
+    def generation(self) -> int | None:
+        """A counter that moves on every change, or None when changes are not being watched."""
+        watcher = self._watcher
+        return watcher.generation if watcher is not None and watcher.trustworthy else None
+
+    def _changed(self, names: set[str]) -> None:
+        self._listings.clear()
+        if names & {"pyproject.toml", ".sleuth.toml"}:
+            self.config = load_config(self._root)
+            self.max_filesize = resolve_max_filesize(self._max_filesize_arg, self.config)
+            self.policy = AccessPolicy(self.config.get("deny") or ())
+            self._reader = Reader(self._root, self.max_filesize, self.cache)
 
     def __repr__(self) -> str:
         return f"Workspace({self._root!r}, no_ignore={self.no_ignore})"
@@ -152,6 +190,20 @@ class Workspace:
         lists that file even when it is ignored (as rg does for explicit paths).
         """
         rel = self.validate_path(scope) if scope else ""
+        generation = self.generation
+        key = (rel, tuple(include), tuple(exclude), any_size)
+        if generation is not None:
+            hit = self._listings.get(key)
+            if hit is not None and hit[0] == generation:
+                return _copy_listing(hit[1])
+        listing = self._walk(rel, include, exclude, any_size)
+        if generation is not None and generation == self.generation:
+            self._listings[key] = (generation, _copy_listing(listing))
+        return listing
+
+    def _walk(
+        self, rel: str, include: Sequence[str], exclude: Sequence[str], any_size: bool
+    ) -> FileList:
         inc, exc = _split_globs(include, exclude)
         walker = Walker(
             self._root,

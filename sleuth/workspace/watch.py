@@ -1,0 +1,80 @@
+"""``ChangeWatcher``: a background file watcher that tells long-running faces what changed.
+
+The MCP server and a long-lived ``Workbench`` keep the file listing and the trigram index
+warm; they must never answer from a listing that misses a change. The watcher (watchfiles,
+inotify on Linux) bumps a generation counter on every change under the root, except inside
+``.git/`` and ``.sleuth/`` (sleuth's own writes). A cached listing is trusted only while the
+generation is unchanged *and* the watcher has been up long enough to have its watches in place;
+if the watcher cannot start or dies, nothing is cached (every query walks, as a cold one does).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable
+
+__all__ = ["ChangeWatcher", "SETTLE_S"]
+
+SETTLE_S = 1.5  # inotify watches on a large tree take up to ~1.2 s to set up (research §6)
+
+
+class ChangeWatcher:
+    """Watches ``root`` in a daemon thread; ``generation`` increases on every change."""
+
+    def __init__(self, root: str, on_change: Callable[[set[str]], None] | None = None) -> None:
+        self._root = root.rstrip("/")
+        self._skip = (self._root + "/.git/", self._root + "/.sleuth/")
+        self._on_change = on_change
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._started_at = 0.0
+        self.generation = 0
+        self.failed = False
+
+    def start(self) -> None:
+        if self._thread is not None:
+            return
+        self._started_at = time.monotonic()
+        self._thread = threading.Thread(target=self._run, name="sleuth-watch", daemon=True)
+        self._thread.start()
+
+    @property
+    def trustworthy(self) -> bool:
+        """True while the watcher runs and has been up for ``SETTLE_S``."""
+        thread = self._thread
+        return (
+            thread is not None
+            and thread.is_alive()
+            and not self.failed
+            and not self._stop.is_set()
+            and time.monotonic() - self._started_at >= SETTLE_S
+        )
+
+    def _keep(self, _change: object, path: str) -> bool:
+        return not (path + "/").startswith(self._skip)
+
+    def _run(self) -> None:
+        try:
+            from watchfiles import watch
+
+            for changes in watch(
+                self._root,
+                watch_filter=self._keep,
+                debounce=50,
+                step=10,
+                stop_event=self._stop,
+                raise_interrupt=False,
+                ignore_permission_denied=True,
+            ):
+                self.generation += 1
+                if self._on_change is not None:
+                    self._on_change({os.path.basename(p) for _, p in changes})
+        except Exception:  # noqa: BLE001 - any watcher failure only turns caching off
+            self.failed = True
+            self.generation += 1
+
+    def stop(self) -> None:
+        self._stop.set()
+        self.generation += 1

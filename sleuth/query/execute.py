@@ -89,11 +89,31 @@ class Prepared:
         return suggest_names(self.route.body, self.iter_texts(), budget_s=budget_s)
 
 
+_LISTING_DIGESTS: dict[int, tuple[list[FileEntry], str]] = {}
+
+
+def _listing_digest(files: list[FileEntry]) -> str:
+    """xxh3 of (path, size, mtime) of every listed file, memoised per listing object.
+
+    A watched workspace hands out the same ``files`` list until something changes, so warm
+    queries hash the listing once, not once per query.
+    """
+    hit = _LISTING_DIGESTS.get(id(files))
+    if hit is not None and hit[0] is files:
+        return hit[1]
+    h = xxhash.xxh3_64()
+    h.update("\n".join(f"{f.path}\0{f.size}\0{f.mtime_ns}" for f in files).encode("utf-8", "surrogateescape"))
+    digest = h.hexdigest()
+    if len(_LISTING_DIGESTS) >= 16:
+        _LISTING_DIGESTS.clear()
+    _LISTING_DIGESTS[id(files)] = (files, digest)
+    return digest
+
+
 def _fingerprint(req: SearchRequest, files: list[FileEntry]) -> str:
     h = xxhash.xxh3_64()
     h.update(req.identity_json().encode())
-    for f in files:
-        h.update(f"{f.path}\0{f.size}\0{f.mtime_ns}\n".encode())
+    h.update(_listing_digest(files).encode())
     return h.hexdigest()
 
 
@@ -102,7 +122,7 @@ def prepare(ws: Workspace, req: SearchRequest, index: IndexKeeper | None = None)
     rt = route(req.query)
     scope = ws.validate_path(req.path)
     listing = ws.list_files(scope, req.include, req.exclude, any_size=rt.mode == "files")
-    files = list(listing.files)
+    files = listing.files
     prepared = Prepared(
         ws=ws,
         request=req,

@@ -12,12 +12,15 @@ import os
 from collections.abc import Sequence
 from dataclasses import replace
 
-from sleuth.query.execute import prepare
+from sleuth.query.execute import Prepared, prepare
 from sleuth.query.index import IndexKeeper
 from sleuth.query.request import DEFAULT_LIMIT, SearchRequest
-from sleuth.resources.registry import Registry
+from sleuth.resources.refs import looks_like_ref
+from sleuth.resources.registry import Registry, ResultRow
 from sleuth.resources.response import SearchResult
 from sleuth.resources.results import SearchPager
+from sleuth.resources.selection import Resolver, request_of
+from sleuth.resources.views import ReadResult, Views
 from sleuth.workspace import Workspace
 
 __all__ = ["Workbench"]
@@ -41,6 +44,26 @@ class Workbench:
         self._pager = SearchPager(self._registry)
         self._build_index = build_index
         self._index: IndexKeeper | None = None
+        self._resolver = Resolver(
+            self.workspace, self._registry, complete=self._complete, rerun=self._rerun
+        )
+        self._views = Views(self.workspace, self._registry, self._resolver)
+
+    # -- plumbing between the registry and the query layer ----------------------------------
+
+    def _prepare(self, req: SearchRequest) -> Prepared:
+        """Prepare a search; a reference as ``path`` is resolved to its exact ranges first."""
+        if looks_like_ref(req.path):
+            sel = self._resolver.resolve(req.path)
+            ranges = [(r.path, r.start_byte, r.end_byte, r.stamp) for r in sel.ranges]
+            return prepare(self.workspace, req, None, ranges)
+        return prepare(self.workspace, req, self.index)
+
+    def _complete(self, row: ResultRow) -> ResultRow:
+        return self._pager.complete(row, self._prepare(request_of(row)))
+
+    def _rerun(self, req: SearchRequest) -> ResultRow:
+        return self._pager.run_all(self._prepare(req))
 
     @property
     def root(self) -> str:
@@ -84,11 +107,19 @@ class Workbench:
             row, offset = self._pager.resolve_cursor(req)
             prepared = None
             if row.resume_after is not None:
-                prepared = prepare(self.workspace, replace(req, cursor=None), self.index)
+                prepared = self._prepare(replace(req, cursor=None))
             result = self._pager.next_page(row, offset, req.limit, prepared)
             result.query = req.query
             return result
-        return self._pager.first_page(prepare(self.workspace, req, self.index))
+        return self._pager.first_page(self._prepare(req))
+
+    def read(self, target: str, *, offset: int | None = None, limit: int | None = None) -> ReadResult:
+        """The text a path (with a line window) or a reference selects; registers a RESULT#."""
+        return self._views.read(target, offset, limit)
+
+    def select(self, ref: str, items: Sequence[int]) -> ReadResult:
+        """Register the matches ``items`` (their ``#n``) of result ``ref`` as a RESULT#."""
+        return self._views.select(ref, items)
 
     def index_now(self) -> int:
         """Build or refresh the on-disk trigram index in the foreground (``sleuth index``)."""

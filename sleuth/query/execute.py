@@ -8,12 +8,12 @@ computes the path matches outright. The registry in ``resources`` drives the sca
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 
 import xxhash
 
-from sleuth.errors import InvalidQuery
+from sleuth.errors import InvalidQuery, Unsupported
 from sleuth.model import Match, SkipCounts
 from sleuth.query.index import IndexKeeper
 from sleuth.query.request import SearchRequest
@@ -25,7 +25,10 @@ from sleuth.text_search.names import suggest_names
 from sleuth.text_search.path_query import compile_path_query, match_paths
 from sleuth.workspace import FileEntry, Workspace
 
-__all__ = ["Prepared", "prepare"]
+__all__ = ["Prepared", "prepare", "ScopeRange"]
+
+ScopeRange = tuple[str, int, int, str]
+"""(path, start_byte, end_byte, stamp) of one range of a reference scope."""
 
 
 @dataclass
@@ -44,6 +47,7 @@ class Prepared:
     path_matches: list[Match] | None = None
     ordered_by_score: bool = False
     index: IndexKeeper | None = None
+    ranges: dict[str, list[tuple[int, int]]] | None = None
 
     def scanner(self, stage: Stage) -> Scanner:
         """A scanner for ``stage`` over this search's files (narrowed by the index if warm)."""
@@ -55,6 +59,7 @@ class Prepared:
             context=self.request.context,
             candidates=candidates,
             skipped=self.skipped,
+            ranges=self.ranges,
         )
 
     def stage_named(self, mode: str, fallback: str | None) -> Stage:
@@ -117,9 +122,20 @@ def _fingerprint(req: SearchRequest, files: list[FileEntry]) -> str:
     return h.hexdigest()
 
 
-def prepare(ws: Workspace, req: SearchRequest, index: IndexKeeper | None = None) -> Prepared:
-    """Route, validate the scope and plan the search; no file content is read yet."""
+def prepare(
+    ws: Workspace,
+    req: SearchRequest,
+    index: IndexKeeper | None = None,
+    scope_ranges: Sequence[ScopeRange] | None = None,
+) -> Prepared:
+    """Route, validate the scope and plan the search; no file content is read yet.
+
+    ``scope_ranges`` is a reference scope resolved by ``resources`` (SPEC §5): only those
+    byte ranges are searched, each on its own.
+    """
     rt = route(req.query)
+    if scope_ranges is not None:
+        return _prepare_in_ranges(ws, req, rt, scope_ranges)
     scope = ws.validate_path(req.path)
     listing = ws.list_files(scope, req.include, req.exclude, any_size=rt.mode == "files")
     files = listing.files
@@ -146,4 +162,36 @@ def prepare(ws: Workspace, req: SearchRequest, index: IndexKeeper | None = None)
     if index is not None:
         index.sync(files, whole=scope == "" and not req.include and not req.exclude)
         prepared.index = index if index.ready else None
+    return prepared
+
+
+def _prepare_in_ranges(
+    ws: Workspace, req: SearchRequest, rt: Route, scope_ranges: Sequence[ScopeRange]
+) -> Prepared:
+    if req.include or req.exclude:
+        raise Unsupported(
+            "include/exclude cannot narrow a reference scope: the reference already selects "
+            "exact ranges (SPEC §5)"
+        )
+    if rt.mode not in ("text", "regex"):
+        raise Unsupported(f"{rt.prefix or rt.mode} queries cannot run inside a reference scope yet")
+    ranges: dict[str, list[tuple[int, int]]] = {}
+    for path, start, end, _stamp in scope_ranges:
+        ranges.setdefault(path, []).append((start, end))
+    files = [FileEntry(path, 0, 0) for path in sorted(ranges)]
+    h = xxhash.xxh3_64(req.identity_json().encode())
+    h.update(repr(sorted(scope_ranges)).encode())
+    prepared = Prepared(
+        ws=ws, request=req, route=rt, scope=req.path, files=files, skipped=SkipCounts(),
+        fingerprint=h.hexdigest(), ranges=ranges,
+    )
+    if rt.mode == "regex":
+        prepared.stages = plan_regex(rt.body, case_sensitive=req.case_sensitive)
+    else:
+        prepared.stages, prepared.suggest = plan_text(rt.body, case_sensitive=req.case_sensitive)
+        if prepared.stages[0].mode == "boolean":
+            raise Unsupported(
+                "Boolean queries cannot run inside a reference scope: search one term at a time "
+                "(SPEC §5)"
+            )
     return prepared

@@ -78,12 +78,14 @@ class Scanner:
         context: int,
         candidates: set[str] | None = None,
         skipped: SkipCounts | None = None,
+        ranges: dict[str, list[tuple[int, int]]] | None = None,
     ) -> None:
         self._ws = ws
         self._files = files
         self._source = source
         self._context = context
         self._candidates = candidates
+        self._ranges = ranges
         self.skipped = skipped if skipped is not None else SkipCounts()
         self.files_scanned = 0
 
@@ -103,7 +105,7 @@ class Scanner:
             self.files_scanned += 1
             if literals and not file_may_match(literals, fold(ft.data)):
                 continue
-            spans = self._source.spans(ft.data, ft.body_offset)
+            spans = self._spans(ft)
             if spans:
                 yield FileHits(
                     path=path,
@@ -127,4 +129,15 @@ class Scanner:
             if literals and not file_may_match(literals, fold(ft.data)):
                 yield 0
                 continue
-            yield len(self._source.spans(ft.data, ft.body_offset))
+            yield len(self._spans(ft))
+
+    def _spans(self, ft: FileText) -> list[tuple[int, int]]:
+        """Spans in the whole file, or only inside the scope's ranges (SPEC §5)."""
+        if self._ranges is None:
+            return self._source.spans(ft.data, ft.body_offset)
+        out: list[tuple[int, int]] = []
+        for start, end in self._ranges.get(ft.path, ()):
+            # each range is searched on its own: a match never spans a gap between ranges
+            piece = ft.data[start:end]
+            out.extend((s + start, e + start) for s, e in self._source.spans(piece, 0))
+        return out

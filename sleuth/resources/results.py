@@ -205,15 +205,27 @@ class SearchPager:
         stage: Stage = prepared.stage_named(row.mode, row.fallback)
         scanner = prepared.scanner(stage)
         more, resume_after = _collect(scanner, need - row.stored, row.resume_after)
+        total = row.total if resume_after is not None else row.stored + len(more)
         self._registry.extend(
             row.id,
             _rows(row.stored + 1, more),
             resume_after=resume_after,
-            total=row.total,
+            total=total,
             skipped=row.skipped,
         )
         row.stored += len(more)
         row.resume_after = resume_after
+        row.total = total
+
+    def complete(self, row: ResultRow, prepared: Prepared) -> ResultRow:
+        """Scan the rest of a paged result so every match of every page is stored."""
+        if row.resume_after is not None:
+            self._extend(row, prepared, 2**62)
+        return row
+
+    def run_all(self, prepared: Prepared) -> ResultRow:
+        """Register ``prepared`` and store all of its matches (for ``:all`` refreshes)."""
+        return self.complete(self._run(prepared), prepared)
 
     # -- possible names ---------------------------------------------------------------------
 

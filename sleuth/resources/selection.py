@@ -1,0 +1,217 @@
+"""Resolving references to selections: byte ranges plus the stamps they are valid for (SPEC §4-§5).
+
+``Resolver.resolve`` turns a reference string into a ``Selection``. It never scans the
+workspace: a single-match reference costs one stat + one read + one hash of its file (the
+stamp check). Staleness follows SPEC §5:
+
+- a single-match reference (``SEARCH#H:N:…``, ``RESULT#…``) whose file changed is
+  ``stale_reference``, naming the file and telling the user to re-run the search;
+- an ``:all`` reference whose files changed re-runs its original query in its original scope
+  and selects the fresh matches (``refreshed``); an ``:all`` of a result that was only paged
+  part-way is completed first, so it always selects every match of every page.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from sleuth.errors import NotFound, StaleReference
+from sleuth.query.request import SearchRequest
+from sleuth.resources.refs import Ref, Unit, parse_ref
+from sleuth.resources.registry import MatchRow, Registry, ResultRow
+from sleuth.workspace import FileText, Workspace
+
+__all__ = ["Range", "Selection", "Resolver", "line_range", "request_of"]
+
+@dataclass(frozen=True, order=True)
+class Range:
+    """One selected byte range of one file, valid while the file hashes to ``stamp``."""
+
+    path: str
+    start_byte: int
+    end_byte: int
+    line: int
+    end_line: int
+    stamp: str
+
+
+@dataclass
+class Selection:
+    """What a reference selects now."""
+
+    source: str
+    ranges: list[Range]
+    result_id: str
+    refreshed: bool = False
+    complete: bool = True
+    broadened: bool = False
+    whole_files: list[str] = field(default_factory=list)
+
+
+def line_range(ft: FileText, start: int, end: int) -> tuple[int, int, int, int]:
+    """(start, end, line, end_line) of the whole lines holding [start, end), without the last EOL."""
+    line = ft.line_of(start)
+    end_line = ft.line_of(end - 1) if end > start else line
+    s, _ = ft.line_span(line)
+    _, e = ft.line_span(end_line)
+    return min(s, start), max(e, end), line, end_line
+
+
+class Resolver:
+    """Resolves reference strings against the registry and the current files."""
+
+    def __init__(
+        self,
+        ws: Workspace,
+        registry: Registry,
+        complete: Callable[[ResultRow], ResultRow],
+        rerun: Callable[[SearchRequest], ResultRow],
+    ) -> None:
+        self._ws = ws
+        self._registry = registry
+        self._complete = complete  # finish the scan of a paged result (all pages stored)
+        self._rerun = rerun  # the same request over the current files, fully stored
+
+    def get_row(self, ref: Ref) -> ResultRow:
+        row = self._registry.get_result(ref.result_id)
+        if row is None:
+            raise NotFound(
+                f"unknown reference {ref.text}: no such result in this workspace "
+                "(references live in .sleuth/; search again to get a new one)",
+                details={"reference": ref.text},
+            )
+        return row
+
+    def resolve(self, text: str) -> Selection:
+        ref = parse_ref(text)
+        row = self.get_row(ref)
+        if ref.kind == "result":
+            rows = self._registry.matches(row.id, 1)
+            return self._single(ref, row, rows, "match")
+        if ref.n is not None:
+            rows = self._registry.matches(row.id, ref.n, 1)
+            if not rows:
+                raise NotFound(
+                    f"{ref.text}: result {row.id} has no match {ref.n}"
+                    + (f" (it has {row.total})" if row.total is not None else ""),
+                    details={"reference": ref.text},
+                )
+            return self._single(ref, row, rows, ref.unit)
+        return self._all(ref, row)
+
+    # -- single references: stale when the file changed ------------------------------------
+
+    def _current(self, path: str, stamp: str, ref: Ref) -> FileText:
+        try:
+            ft = self._ws.read(path)
+        except NotFound:
+            ft = None
+        if ft is None or ft.stamp != stamp:
+            raise StaleReference(
+                f"{ref.text} is stale: {path} changed since the search; re-run the search "
+                "to get fresh references",
+                details={"reference": ref.text, "files": [path]},
+            )
+        return ft
+
+    def _to_range(self, ft: FileText, row: MatchRow, unit: Unit) -> Range:
+        if row.start_byte is None or row.end_byte is None:  # files mode: the whole file
+            end_line = max(1, len(ft.line_starts) - (1 if ft.data.endswith(b"\n") else 0))
+            return Range(row.path, ft.body_offset, len(ft.data), 1, end_line, ft.stamp)
+        if unit == "line":
+            s, e, line, end_line = line_range(ft, row.start_byte, row.end_byte)
+            return Range(row.path, s, e, line, end_line, ft.stamp)
+        return Range(
+            row.path, row.start_byte, row.end_byte, row.line or 1, row.end_line or 1, row.stamp
+        )
+
+    def _single(self, ref: Ref, row: ResultRow, rows: Sequence[MatchRow], unit: Unit) -> Selection:
+        ranges = []
+        seen: dict[str, FileText] = {}
+        for mrow in rows:
+            ft = seen.get(mrow.path)
+            if ft is None:
+                ft = seen[mrow.path] = self._current(mrow.path, mrow.stamp or self._ws.stamp(mrow.path), ref)
+            ranges.append(self._to_range(ft, mrow, unit))
+        return Selection(
+            source=ref.text,
+            ranges=_merge(ranges),
+            result_id=row.id,
+            complete=row.complete,
+            broadened=row.broadened,
+        )
+
+    # -- :all references: completed, and re-run when stale ---------------------------------
+
+    def _all(self, ref: Ref, row: ResultRow) -> Selection:
+        refreshed = False
+        if row.resume_after is not None:
+            row = self._complete(row)
+        rows = self._registry.matches(row.id, 1)
+        current: dict[str, FileText | None] = {}
+        for mrow in rows:
+            if mrow.path not in current:
+                try:
+                    current[mrow.path] = self._ws.read(mrow.path)
+                except NotFound:
+                    current[mrow.path] = None
+        stale = [
+            p for p, ft in current.items()
+            if ft is None or any(m.stamp and m.stamp != ft.stamp for m in rows if m.path == p)
+        ]
+        if stale:
+            row = self._rerun(request_of(row))
+            refreshed = True
+            rows = self._registry.matches(row.id, 1)
+            current = {}
+            for mrow in rows:
+                if mrow.path not in current:
+                    current[mrow.path] = self._ws.read(mrow.path)
+        ranges = []
+        for mrow in rows:
+            ft = current.get(mrow.path)
+            if ft is None:
+                continue
+            ranges.append(self._to_range(ft, mrow, ref.unit))
+        return Selection(
+            source=ref.text,
+            ranges=_merge(ranges),
+            result_id=row.id,
+            refreshed=refreshed,
+            complete=row.complete,
+            broadened=row.broadened,
+        )
+
+
+def request_of(row: ResultRow) -> SearchRequest:
+    """The search request a result row was registered for."""
+    identity = json.loads(row.request)
+    return SearchRequest.build(
+        identity["query"],
+        path=identity["path"],
+        include=identity["include"],
+        exclude=identity["exclude"],
+        context=identity["context"],
+        lang=identity["lang"],
+        navigation=identity["navigation"],
+        case_sensitive=identity["case_sensitive"],
+    )
+
+
+def _merge(ranges: list[Range]) -> list[Range]:
+    """Sorted, with duplicate and overlapping ranges of one file merged."""
+    out: list[Range] = []
+    for r in sorted(ranges):
+        if out and out[-1].path == r.path and r.start_byte < out[-1].end_byte:
+            last = out[-1]
+            out[-1] = Range(
+                last.path, last.start_byte, max(last.end_byte, r.end_byte), last.line,
+                max(last.end_line, r.end_line), last.stamp,
+            )
+        elif out and out[-1] == r:
+            continue
+        else:
+            out.append(r)
+    return out

@@ -1,0 +1,204 @@
+"""``read`` and ``select`` (SPEC §5): selections registered as ``RESULT#`` references.
+
+``read(target, offset, limit)`` answers the text a path or reference selects, with a line window
+(``offset`` = first line, 1-based; ``limit`` = number of lines); ``select(ref, items)`` keeps
+some matches of a result. Both register what they answer as a ``RESULT#`` whose ranges and
+stamps are exactly what was shown, so it can be read again, used as a search scope, or edited.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import xxhash
+
+from sleuth.errors import InvalidPath, InvalidQuery, NotFound, Unsupported
+from sleuth.model import SkipCounts
+from sleuth.resources.refs import looks_like_ref, parse_ref
+from sleuth.resources.registry import MatchRow, Registry, ResultRow
+from sleuth.resources.selection import Range, Resolver, Selection
+from sleuth.workspace import FileText, Workspace
+
+__all__ = ["ReadResult", "Views", "DEFAULT_READ_LINES"]
+
+DEFAULT_READ_LINES = 2000
+
+
+@dataclass
+class ReadResult:
+    """The answer of ``read``/``select`` (and, later, of edits)."""
+
+    result: str
+    source: str
+    refreshed: bool
+    complete: bool
+    ranges: list[dict[str, Any]]
+    incomplete_reason: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "result": self.result,
+            "source": self.source,
+            "refreshed": self.refreshed,
+            "complete": self.complete,
+        }
+        if self.incomplete_reason:
+            out["incomplete_reason"] = self.incomplete_reason
+        out["ranges"] = self.ranges
+        return out
+
+
+def _text(ft: FileText, r: Range) -> str:
+    return ft.data[r.start_byte : r.end_byte].decode("utf-8", errors="replace")
+
+
+class Views:
+    """Reads and selections over one workspace's registry."""
+
+    def __init__(self, ws: Workspace, registry: Registry, resolver: Resolver) -> None:
+        self._ws = ws
+        self._registry = registry
+        self._resolver = resolver
+
+    # -- read -------------------------------------------------------------------------------
+
+    def read(self, target: str, offset: int | None = None, limit: int | None = None) -> ReadResult:
+        if not isinstance(target, str) or not target:
+            raise InvalidQuery("read needs a target: a path or a reference")
+        if offset is not None and (isinstance(offset, bool) or offset < 1):
+            raise InvalidQuery(f"offset is the first line to read (1-based), got {offset!r}")
+        if limit is not None and (isinstance(limit, bool) or limit < 1):
+            raise InvalidQuery(f"limit is the number of lines to read, got {limit!r}")
+        if looks_like_ref(target):
+            sel = self._resolver.resolve(target)
+        else:
+            sel = self._path_selection(target)
+        truncated = False
+        if offset is not None or limit is not None or not looks_like_ref(target):
+            sel, truncated = self._window(sel, offset or 1, limit)
+        reason = (
+            f"only the first {DEFAULT_READ_LINES} lines were read: pass offset and limit for more"
+            if truncated
+            else None
+        )
+        return self._register(sel, "read", {"offset": offset, "limit": limit}, reason)
+
+    def _path_selection(self, target: str) -> Selection:
+        rel = self._ws.validate_path(target)
+        if rel == "" or (self._ws.root / rel).is_dir():
+            raise InvalidPath(
+                f"{target or '/'} is a folder: read a file, or list files with files:{rel or '*'}",
+                details={"path": rel},
+            )
+        skipped = SkipCounts()
+        ft = self._ws.read(rel, skipped)
+        if ft is None:
+            why = "binary" if skipped.binary else "over the size cap" if skipped.too_large else "unreadable"
+            raise Unsupported(f"{rel} is {why}: sleuth reads text files only", details={"path": rel})
+        count = len(ft.line_starts) - (1 if ft.data.endswith(b"\n") and len(ft.line_starts) > 1 else 0)
+        s, _ = ft.line_span(1)
+        _, e = ft.line_span(max(1, count))
+        return Selection(source=target, ranges=[Range(rel, s, e, 1, max(1, count), ft.stamp)], result_id="")
+
+    def _window(self, sel: Selection, first: int, limit: int | None) -> tuple[Selection, bool]:
+        """Clip every range to lines ``first`` .. ``first + limit - 1`` (default cap on size)."""
+        cap = limit if limit is not None else DEFAULT_READ_LINES
+        out: list[Range] = []
+        truncated = False
+        for r in sel.ranges:
+            lo = max(first, r.line)
+            hi = min(r.end_line, first + cap - 1)
+            if limit is None and r.end_line > first + cap - 1:
+                truncated = True
+            if lo > hi:
+                continue
+            if (lo, hi) == (r.line, r.end_line):
+                out.append(r)
+                continue
+            ft = self._current(r)
+            s = r.start_byte if lo == r.line else ft.line_span(lo)[0]
+            e = r.end_byte if hi == r.end_line else ft.line_span(hi)[1]
+            out.append(Range(r.path, s, e, lo, hi, r.stamp))
+        sel.ranges = out
+        return sel, truncated
+
+    def _current(self, r: Range) -> FileText:
+        ft = self._ws.read(r.path)
+        if ft is None or ft.stamp != r.stamp:
+            raise NotFound(f"{r.path} changed while it was being read; read it again")
+        return ft
+
+    # -- select -----------------------------------------------------------------------------
+
+    def select(self, ref: str, items: Sequence[int]) -> ReadResult:
+        if not items:
+            raise InvalidQuery("select needs at least one item number (as listed by #n)")
+        bad = [i for i in items if isinstance(i, bool) or not isinstance(i, int) or i < 1]
+        if bad:
+            raise InvalidQuery(f"item numbers are positive integers, got {bad[0]!r}")
+        parsed = parse_ref(ref)
+        if parsed.kind == "search" and parsed.n is not None:
+            raise InvalidQuery(
+                f"{ref} selects one match already: select items of the result, e.g. "
+                f"select {parsed.result_id} {' '.join(map(str, items))}"
+            )
+        row = self._resolver.get_row(parsed)
+        picked: list[str] = []
+        for i in dict.fromkeys(items):
+            if parsed.kind == "search":
+                picked.append(f"{row.id}:{i}:{parsed.unit}")
+            else:
+                picked.append(str(i))
+        ranges: list[Range] = []
+        if parsed.kind == "search":
+            for sub in picked:
+                ranges.extend(self._resolver.resolve(sub).ranges)
+        else:
+            sel = self._resolver.resolve(ref)
+            for i in dict.fromkeys(items):
+                if i > len(sel.ranges):
+                    raise NotFound(f"{ref} has {len(sel.ranges)} range(s), no item {i}")
+                ranges.append(sel.ranges[i - 1])
+        sel = Selection(source=ref, ranges=sorted(set(ranges)), result_id=row.id,
+                        complete=row.complete, broadened=row.broadened)
+        return self._register(sel, "select", {"items": list(items)}, None)
+
+    # -- registering ------------------------------------------------------------------------
+
+    def _register(self, sel: Selection, kind: str, options: dict[str, Any], reason: str | None) -> ReadResult:
+        key = json.dumps(
+            [sel.source, kind, options, [(r.path, r.start_byte, r.end_byte, r.stamp) for r in sel.ranges]]
+        )
+        result_id = f"RESULT#{xxhash.xxh3_64_hexdigest(key.encode())[:8]}"
+        texts: list[dict[str, Any]] = []
+        rows: list[MatchRow] = []
+        cache: dict[str, FileText] = {}
+        for n, r in enumerate(sel.ranges, start=1):
+            ft = cache.get(r.path) or self._current(r)
+            cache[r.path] = ft
+            entry = {
+                "path": r.path,
+                "line": r.line,
+                "end_line": r.end_line,
+                "start_byte": r.start_byte,
+                "end_byte": r.end_byte,
+                "text": _text(ft, r),
+            }
+            texts.append(entry)
+            rows.append(MatchRow(n, r.path, r.start_byte, r.end_byte, r.line, r.end_line, r.stamp, {}))
+        complete = sel.complete and reason is None
+        self._registry.put_result(
+            ResultRow(
+                id=result_id, kind=kind, request=json.dumps({"source": sel.source, **options}),
+                fingerprint=key, mode=kind, fallback=None, broadened=sel.broadened,
+                complete=complete, incomplete_reason=reason, total=len(rows), stored=len(rows),
+                resume_after=None, skipped={}, extra={"from": sel.result_id},
+            ),
+            rows,
+        )
+        return ReadResult(result_id, sel.source, sel.refreshed, complete, texts, reason)
+
+

@@ -4,7 +4,7 @@ Faces are thin (DESIGN): ``parse_args`` turns argv into a frozen ``Invocation`` 
 engine), then one ``Workbench`` runs the verb and the answer is printed either exactly as its
 JSON (``--json``) or through ``sleuth.render``. Each verb is one entry of ``VERBS`` — a small
 function to add its arguments, one to build its request, one to run it and one to render it —
-so adding ``read`` or ``select`` is one table entry.
+so a verb (``search``, ``read``, ``select``, ``index``) is one table entry.
 
 Every failure goes through ``report_error`` (the one SleuthError -> output mapping of this
 face): with ``--json`` the SPEC §3.5 object on stdout and a line on stderr, otherwise
@@ -41,6 +41,12 @@ __all__ = [
     "Engine",
     "EngineFactory",
     "run_search",
+    "run_read",
+    "run_select",
+    "run_index",
+    "ReadRequest",
+    "SelectRequest",
+    "IndexRequest",
 ]
 
 
@@ -67,6 +73,13 @@ class Engine(Protocol):
         navigation: str | None = None,
         case_sensitive: bool = True,
     ) -> Result: ...
+
+    def read(self, target: str, *, offset: int | None = None,
+             limit: int | None = None) -> Result: ...
+
+    def select(self, ref: str, items: Sequence[int]) -> Result: ...
+
+    def index_now(self) -> int: ...
 
     def close(self) -> None: ...
 
@@ -154,11 +167,119 @@ def run_search(engine: Engine, request: SearchRequest) -> dict[str, Any]:
     ).to_json()
 
 
+# --- read / select / index -----------------------------------------------------------------
+
+
+def _positive(value: int | None, what: str) -> int | None:
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+        raise InvalidQuery(f"{what}, got {value!r}")
+    return value
+
+
+@dataclass(frozen=True)
+class ReadRequest:
+    """``read TARGET [--offset N] [--limit N]``: a path or reference, and a line window."""
+
+    target: str
+    offset: int | None = None
+    limit: int | None = None
+
+    @classmethod
+    def build(cls, target: str, *, offset: int | None = None,
+              limit: int | None = None) -> ReadRequest:
+        if not isinstance(target, str) or not target:
+            raise InvalidQuery("read needs a target: a path or a reference")
+        return cls(target, _positive(offset, "offset is the first line to read (1-based)"),
+                   _positive(limit, "limit is the number of lines to read"))
+
+
+@dataclass(frozen=True)
+class SelectRequest:
+    """``select REF N [N...]``: the matches ``#N`` of result ``REF`` to keep."""
+
+    ref: str
+    items: tuple[int, ...]
+
+    @classmethod
+    def build(cls, ref: str, items: Sequence[int]) -> SelectRequest:
+        if not isinstance(ref, str) or not ref:
+            raise InvalidQuery("select needs a reference, e.g. SEARCH#1a2b3c4d")
+        if not items:
+            raise InvalidQuery("select needs at least one item number (as listed by #n)")
+        for item in items:
+            _positive(item, "item numbers are positive integers (the #n of a match)")
+        return cls(ref, tuple(items))
+
+
+@dataclass(frozen=True)
+class IndexRequest:
+    """``index``: build or refresh the trigram index in ``.sleuth/``."""
+
+
+def _read_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("target", metavar="TARGET",
+                        help="a path, or a reference: SEARCH#H:N:match, SEARCH#H:all:line, "
+                             "RESULT#ID ...")
+    parser.add_argument("--offset", type=int, default=None, metavar="N",
+                        help="first line to show (1-based)")
+    parser.add_argument("--limit", type=int, default=None, metavar="N",
+                        help="number of lines to show")
+
+
+def _read_request(ns: argparse.Namespace) -> ReadRequest:
+    return ReadRequest.build(ns.target, offset=ns.offset, limit=ns.limit)
+
+
+def run_read(engine: Engine, request: ReadRequest) -> dict[str, Any]:
+    """Read a path or reference; the answer is SPEC §5's read shape (used by MCP too)."""
+    return engine.read(request.target, offset=request.offset, limit=request.limit).to_json()
+
+
+def _select_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("ref", metavar="REF", help="a result: SEARCH#H or RESULT#ID")
+    parser.add_argument("items", metavar="N", type=int, nargs="+",
+                        help="match numbers (#n) to keep")
+
+
+def _select_request(ns: argparse.Namespace) -> SelectRequest:
+    return SelectRequest.build(ns.ref, ns.items)
+
+
+def run_select(engine: Engine, request: SelectRequest) -> dict[str, Any]:
+    """Select items of a result as a new RESULT#; SPEC §5's read shape (used by MCP too)."""
+    return engine.select(request.ref, request.items).to_json()
+
+
+def _index_arguments(parser: argparse.ArgumentParser) -> None:
+    del parser  # no arguments of its own
+
+
+def _index_request(ns: argparse.Namespace) -> IndexRequest:
+    del ns
+    return IndexRequest()
+
+
+def run_index(engine: Engine, request: IndexRequest) -> dict[str, Any]:
+    """Build or refresh the on-disk index; ``{"indexed": n, "path": ".sleuth/trigram.idx"}``."""
+    del request
+    # Lazy: keeps --help and usage errors instant (the engine imports these anyway).
+    from sleuth.query.index import INDEX_FILE
+    from sleuth.workspace.workspace import STATE_DIR
+
+    return {"indexed": engine.index_now(), "path": f"{STATE_DIR}/{INDEX_FILE}"}
+
+
 VERBS: dict[str, Verb] = {
     verb.name: verb
     for verb in (
         Verb("search", "search the workspace", _search_arguments, _search_request, run_search,
              render.search_human),
+        Verb("read", "read a file or a reference (registers a RESULT#)", _read_arguments,
+             _read_request, run_read, render.read_human),
+        Verb("select", "keep some matches of a result as a RESULT#", _select_arguments,
+             _select_request, run_select, render.read_human),
+        Verb("index", "build or refresh the trigram index in .sleuth/", _index_arguments,
+             _index_request, run_index, render.index_human),
     )
 }
 

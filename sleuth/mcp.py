@@ -6,7 +6,8 @@ into the same frozen request the CLI builds, runs the same verb function (``sleu
 and answers with
 
 - ``structuredContent``: the verb's JSON, identical to ``sleuth <verb> --json``;
-- text content: the compact rendering of ``sleuth.render`` (header + ``path:line:col #n  text``).
+- text content: the compact rendering of ``sleuth.render`` (header + ``path:line:col #n  text``
+  for ``search``, header + ``path:line| text`` for ``read`` and ``select``).
 
 Failures are tool errors (``isError``) whose text is ``error[CODE]: message`` and whose
 structured content is the SPEC §3.5 object; ``tool_error`` is this face's one mapping of
@@ -43,7 +44,15 @@ from mcp_types import (
 from pydantic import Field, ValidationError
 
 from sleuth import render
-from sleuth.cli import Engine, EngineFactory, run_search
+from sleuth.cli import (
+    Engine,
+    EngineFactory,
+    ReadRequest,
+    SelectRequest,
+    run_read,
+    run_search,
+    run_select,
+)
 from sleuth.errors import Internal, InvalidQuery, SleuthError
 from sleuth.query.request import SearchRequest
 
@@ -55,7 +64,9 @@ INSTRUCTIONS = (
     "sleuth searches one workspace. Every match has references: SEARCH#H:n:match (the match) "
     "and SEARCH#H:n:line (its lines), where SEARCH#H is the result id in the first line and #n "
     "the match number. Query prefixes: regex:, files:, ast:, symbols:, graph:; plain text is a "
-    "literal with regex and word fallbacks. Zero matches with an incomplete search prove nothing."
+    "literal with regex and word fallbacks. Zero matches with an incomplete search prove nothing. "
+    "read shows a path or a reference's text (SEARCH#H:all:line for every match's lines); read "
+    "and select answer a RESULT# that is itself a reference, e.g. a search path."
 )
 
 
@@ -108,6 +119,7 @@ def _internal(exc: BaseException) -> Internal:
 
 
 Strings = Sequence[str]
+Ints = Sequence[int]
 
 
 class SleuthTools:
@@ -157,6 +169,36 @@ class SleuthTools:
             render.search_compact,
         )
 
+    async def read(
+        self,
+        target: Annotated[str, Field(description="a path, or a reference: SEARCH#H:n:match, "
+                                                 "SEARCH#H:n:line, SEARCH#H:all:line, RESULT#ID")],
+        offset: Annotated[int | None, Field(description="first line to read (1-based)")] = None,
+        limit: Annotated[int | None, Field(description="number of lines to read")] = None,
+    ) -> CallToolResult:
+        """Read a file (optionally a window of lines) or the exact text a reference selects.
+        Answers a RESULT# id for what was shown (usable as a reference, e.g. as a search path)
+        and one line per selected line: path:line| text."""
+        return await self._answer(
+            lambda: ReadRequest.build(target, offset=offset, limit=limit),
+            run_read,
+            render.read_compact,
+        )
+
+    async def select(
+        self,
+        ref: Annotated[str, Field(description="a result: SEARCH#H (or SEARCH#H:all:line for "
+                                              "whole lines) or RESULT#ID")],
+        items: Annotated[Ints, Field(description="match numbers #n to keep")],
+    ) -> CallToolResult:
+        """Keep some matches (their #n) of a result as a new RESULT#, across all its pages.
+        Answers the RESULT# id and one line per selected line: path:line| text."""
+        return await self._answer(
+            lambda: SelectRequest.build(ref, list(items)),
+            run_select,
+            render.read_compact,
+        )
+
 
 @dataclass(frozen=True)
 class ToolSpec:
@@ -167,7 +209,11 @@ class ToolSpec:
     read_only: bool = True
 
 
-TOOLS: tuple[ToolSpec, ...] = (ToolSpec("search", "search"),)
+TOOLS: tuple[ToolSpec, ...] = (
+    ToolSpec("search", "search"),
+    ToolSpec("read", "read"),
+    ToolSpec("select", "select"),
+)
 
 
 class _Server(MCPServer[Any]):

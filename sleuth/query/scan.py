@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from sleuth.model import Match, SkipCounts
 from sleuth.text_search.literals import Literals, file_may_match, fold
 from sleuth.workspace import FileEntry, FileText, Workspace
 
-__all__ = ["SpanSource", "FileHits", "Scanner", "make_match"]
+__all__ = ["SpanSource", "StructuredSource", "Found", "CaptureSpan", "FileHits", "Scanner", "make_match"]
 
 
 class SpanSource(Protocol):
@@ -38,6 +38,19 @@ class SpanSource(Protocol):
         ...
 
 
+class StructuredSource(SpanSource, Protocol):
+    """A source whose matches carry captures and must lie wholly inside a scope range."""
+
+    def find_in_file(self, ft: FileText) -> list[Found]:
+        """(start, end, captures) of every match in ``ft``, in document order."""
+        ...
+
+
+CaptureSpan = tuple[int, int, int]
+"""(nodes, start_byte, end_byte) of one capture."""
+Found = tuple[int, int, dict[str, CaptureSpan] | None]
+
+
 @dataclass
 class FileHits:
     """All matches of one file, in order, with the stamp of the bytes they were found in."""
@@ -47,8 +60,32 @@ class FileHits:
     matches: list[Match]
 
 
-def make_match(ft: FileText, start: int, end: int, context: int) -> Match:
-    """A SPEC §3.4 match record for the byte range [start, end) of ``ft``."""
+def _captures(ft: FileText, caps: dict[str, CaptureSpan]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for name, (nodes, start, end) in caps.items():
+        line, _, end_line, _ = ft.locate(start, end)
+        out[name] = {
+            "text": ft.data[start:end].decode("utf-8", errors="replace"),
+            "nodes": nodes,
+            "start_byte": start,
+            "end_byte": end,
+            "line": line,
+            "end_line": end_line,
+        }
+    return out
+
+
+def make_match(
+    ft: FileText,
+    start: int,
+    end: int,
+    context: int,
+    captures: dict[str, CaptureSpan] | None = None,
+) -> Match:
+    """A SPEC §3.4 match record for the byte range [start, end) of ``ft``.
+
+    Captures are kept as raw spans here; ``resources`` registers each as a ``RESULT#``.
+    """
     line, column, end_line, end_column = ft.locate(start, end)
     before, after = ft.context(line, end_line, context)
     return Match(
@@ -63,6 +100,7 @@ def make_match(ft: FileText, start: int, end: int, context: int) -> Match:
         before=before,
         after=after,
         stamp=ft.stamp,
+        captures=_captures(ft, captures) if captures is not None else None,
     )
 
 
@@ -105,12 +143,12 @@ class Scanner:
             self.files_scanned += 1
             if literals and not file_may_match(literals, fold(ft.data)):
                 continue
-            spans = self._spans(ft)
-            if spans:
+            found = self._found(ft)
+            if found:
                 yield FileHits(
                     path=path,
                     stamp=ft.stamp,
-                    matches=[make_match(ft, s, e, self._context) for s, e in spans],
+                    matches=[make_match(ft, s, e, self._context, caps) for s, e, caps in found],
                 )
 
     def count_rest(self, after: str | None) -> Iterator[int]:
@@ -129,15 +167,28 @@ class Scanner:
             if literals and not file_may_match(literals, fold(ft.data)):
                 yield 0
                 continue
-            yield len(self._spans(ft))
+            yield len(self._found(ft))
 
-    def _spans(self, ft: FileText) -> list[tuple[int, int]]:
-        """Spans in the whole file, or only inside the scope's ranges (SPEC §5)."""
-        if self._ranges is None:
-            return self._source.spans(ft.data, ft.body_offset)
-        out: list[tuple[int, int]] = []
-        for start, end in self._ranges.get(ft.path, ()):
+    def _found(self, ft: FileText) -> list[Found]:
+        """Matches in the whole file, or only inside the scope's ranges (SPEC §5)."""
+        source = self._source
+        ranges = None if self._ranges is None else self._ranges.get(ft.path, [])
+        if isinstance(source, _Structured):
+            found = source.find_in_file(ft)
+            if ranges is None:
+                return found
+            # structural matches must lie wholly inside one range
+            return [f for f in found if any(s <= f[0] and f[1] <= e for s, e in ranges)]
+        if ranges is None:
+            return [(s, e, None) for s, e in source.spans(ft.data, ft.body_offset)]
+        out: list[Found] = []
+        for start, end in ranges:
             # each range is searched on its own: a match never spans a gap between ranges
             piece = ft.data[start:end]
-            out.extend((s + start, e + start) for s, e in self._source.spans(piece, 0))
+            out.extend((s + start, e + start, None) for s, e in source.spans(piece, 0))
         return out
+
+
+@runtime_checkable
+class _Structured(Protocol):
+    def find_in_file(self, ft: FileText) -> list[Found]: ...

@@ -167,21 +167,21 @@ class Registry:
             extra=json.loads(row[13]),
         )
 
-    def put_result(self, row: ResultRow, matches: Iterable[MatchRow]) -> None:
-        """Register ``row`` with its first stored matches (replacing an older row of that id)."""
+    def put_result(
+        self,
+        row: ResultRow,
+        matches: Iterable[MatchRow],
+        extra_results: Sequence[tuple[ResultRow, MatchRow]] = (),
+    ) -> None:
+        """Register ``row`` with its first stored matches (replacing an older row of that id),
+        plus one-range results registered with it (captures), in one transaction."""
         conn = self._conn()
         with _immediate(conn):
-            conn.execute("DELETE FROM matches WHERE result_id = ?", (row.id,))
-            conn.execute(
-                "INSERT OR REPLACE INTO results VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                (
-                    row.id, row.kind, row.request, row.fingerprint, row.mode, row.fallback,
-                    int(row.broadened), int(row.complete), row.incomplete_reason, row.total,
-                    row.stored, row.resume_after, json.dumps(row.skipped),
-                    json.dumps(row.extra, ensure_ascii=False), time.time(),
-                ),
-            )
+            _insert_result(conn, row)
             _insert_matches(conn, row.id, matches)
+            for sub, match in extra_results:
+                _insert_result(conn, sub)
+                _insert_matches(conn, sub.id, [match])
 
     def extend(
         self,
@@ -191,11 +191,15 @@ class Registry:
         resume_after: str | None,
         total: int | None,
         skipped: dict[str, int],
+        extra_results: Sequence[tuple[ResultRow, MatchRow]] = (),
     ) -> None:
         """Append matches found by a later page's scan and record how far the scan got."""
         conn = self._conn()
         with _immediate(conn):
             _insert_matches(conn, result_id, matches)
+            for sub, match in extra_results:
+                _insert_result(conn, sub)
+                _insert_matches(conn, sub.id, [match])
             conn.execute(
                 "UPDATE results SET stored = stored + ?, resume_after = ?, total = ?, skipped = ? "
                 "WHERE id = ?",
@@ -213,6 +217,19 @@ class Registry:
         return [
             MatchRow(r[0], r[1], r[2], r[3], r[4], r[5], r[6], json.loads(r[7])) for r in rows
         ]
+
+
+def _insert_result(conn: sqlite3.Connection, row: ResultRow) -> None:
+    conn.execute("DELETE FROM matches WHERE result_id = ?", (row.id,))
+    conn.execute(
+        "INSERT OR REPLACE INTO results VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        (
+            row.id, row.kind, row.request, row.fingerprint, row.mode, row.fallback,
+            int(row.broadened), int(row.complete), row.incomplete_reason, row.total,
+            row.stored, row.resume_after, json.dumps(row.skipped),
+            json.dumps(row.extra, ensure_ascii=False), time.time(),
+        ),
+    )
 
 
 def _insert_matches(conn: sqlite3.Connection, result_id: str, matches: Iterable[MatchRow]) -> None:

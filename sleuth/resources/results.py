@@ -16,6 +16,7 @@ result in the registry and cuts pages:
 
 from __future__ import annotations
 
+import json
 import time
 from typing import Any
 
@@ -39,20 +40,58 @@ MAX_SUGGESTIONS = 5
 SNAPSHOT_MAX = 2000  # results up to this many matches are stored whole by the first page
 
 
-def _rows(start_n: int, matches: list[Match]) -> list[MatchRow]:
-    return [
-        MatchRow(
-            n=start_n + i,
-            path=m.path,
-            start_byte=m.start_byte,
-            end_byte=m.end_byte,
-            line=m.line,
-            end_line=m.end_line,
-            stamp=m.stamp,
-            body=match_body(m),
+Captured = list[tuple[ResultRow, MatchRow]]
+
+
+def _capture_results(
+    result_id: str, n: int, m: Match
+) -> tuple[dict[str, Any] | None, Captured]:
+    """SPEC §5 captures ``{"NAME": {"text", "ref", "nodes"}}``, each a registered RESULT#."""
+    if m.captures is None:
+        return None, []
+    shown: dict[str, Any] = {}
+    registered: Captured = []
+    for name, cap in m.captures.items():
+        key = f"{m.path}\0{cap['start_byte']}\0{cap['end_byte']}\0{m.stamp}\0{name}"
+        rid = f"RESULT#{xxhash.xxh3_64_hexdigest(key.encode())[:8]}"
+        shown[name] = {"text": cap["text"], "ref": rid, "nodes": cap["nodes"]}
+        source = f"{result_id}:{n}:match"
+        registered.append(
+            (
+                ResultRow(
+                    id=rid, kind="capture", request=json.dumps({"source": source, "capture": name}),
+                    fingerprint=key, mode="capture", fallback=None, broadened=False,
+                    complete=True, incomplete_reason=None, total=1, stored=1, resume_after=None,
+                    skipped={}, extra={"from": result_id},
+                ),
+                MatchRow(1, m.path, cap["start_byte"], cap["end_byte"], cap["line"], cap["end_line"], m.stamp, {}),
+            )
         )
-        for i, m in enumerate(matches)
-    ]
+    return shown, registered
+
+
+def _rows(result_id: str, start_n: int, matches: list[Match]) -> tuple[list[MatchRow], Captured]:
+    rows: list[MatchRow] = []
+    captured: Captured = []
+    for i, m in enumerate(matches):
+        body = match_body(m)
+        shown, regs = _capture_results(result_id, start_n + i, m)
+        if shown is not None:
+            body["captures"] = shown
+            captured.extend(regs)
+        rows.append(
+            MatchRow(
+                n=start_n + i,
+                path=m.path,
+                start_byte=m.start_byte,
+                end_byte=m.end_byte,
+                line=m.line,
+                end_line=m.end_line,
+                stamp=m.stamp,
+                body=body,
+            )
+        )
+    return rows, captured
 
 
 def _incomplete_reason(skipped: SkipCounts) -> str | None:
@@ -96,7 +135,7 @@ class SearchPager:
         if prepared.path_matches is not None:
             matches = prepared.path_matches
             row = self._new_row(prepared, result_id, "files", None, False, matches, None, len(matches))
-            self._registry.put_result(row, _rows(1, matches))
+            self._registry.put_result(row, *_rows(row.id, 1, matches))
             return row
         stage = prepared.stages[0]
         for stage in prepared.stages:
@@ -118,7 +157,7 @@ class SearchPager:
             prepared, result_id, stage.mode, stage.fallback, stage.broadened, stored, resume_after, total
         )
         row.extra["counted_at_least"] = counted
-        self._registry.put_result(row, _rows(1, stored))
+        self._registry.put_result(row, *_rows(row.id, 1, stored))
         return row
 
     def _new_row(
@@ -206,12 +245,14 @@ class SearchPager:
         scanner = prepared.scanner(stage)
         more, resume_after = _collect(scanner, need - row.stored, row.resume_after)
         total = row.total if resume_after is not None else row.stored + len(more)
+        rows, captured = _rows(row.id, row.stored + 1, more)
         self._registry.extend(
             row.id,
-            _rows(row.stored + 1, more),
+            rows,
             resume_after=resume_after,
             total=total,
             skipped=row.skipped,
+            extra_results=captured,
         )
         row.stored += len(more)
         row.resume_after = resume_after

@@ -89,6 +89,9 @@ class Workbench:
         lang: str | None = None,
         navigation: str | None = None,
         case_sensitive: bool = True,
+        selector: str | None = None,
+        strictness: str | None = None,
+        depth: int | None = None,
     ) -> SearchResult:
         """Search the workspace (SPEC §3); one page of matches with references."""
         req = SearchRequest.build(
@@ -102,6 +105,9 @@ class Workbench:
             lang=lang,
             navigation=navigation,
             case_sensitive=case_sensitive,
+            selector=selector,
+            strictness=strictness,
+            depth=depth,
         )
         if req.cursor is not None:
             row, offset = self._pager.resolve_cursor(req)

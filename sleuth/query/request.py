@@ -36,6 +36,9 @@ class SearchRequest:
     lang: str | None = None
     navigation: str | None = None
     case_sensitive: bool = True
+    selector: str | None = None
+    strictness: str | None = None
+    depth: int | None = None
 
     @classmethod
     def build(
@@ -51,6 +54,9 @@ class SearchRequest:
         lang: str | None = None,
         navigation: str | None = None,
         case_sensitive: bool = True,
+        selector: str | None = None,
+        strictness: str | None = None,
+        depth: int | None = None,
     ) -> SearchRequest:
         """Validate raw arguments; raises ``InvalidQuery`` for anything malformed."""
         if not isinstance(query, str):
@@ -81,6 +87,11 @@ class SearchRequest:
                 raise InvalidQuery(f"include/exclude globs must be non-empty strings, got {glob!r}")
         if navigation not in (None, "references"):
             raise InvalidQuery(f"navigation must be 'references' or absent, got {navigation!r}")
+        for name, value in (("lang", lang), ("selector", selector), ("strictness", strictness)):
+            if value is not None and (not isinstance(value, str) or not value.strip()):
+                raise InvalidQuery(f"{name} must be a non-empty string, got {value!r}")
+        if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int) or depth < 0):
+            raise InvalidQuery(f"depth must be a non-negative integer, got {depth!r}")
         if cursor is not None and (not isinstance(cursor, str) or not cursor):
             raise InvalidQuery("cursor must be the next_cursor string of a previous page")
         return cls(
@@ -94,6 +105,9 @@ class SearchRequest:
             lang=lang,
             navigation=navigation,
             case_sensitive=bool(case_sensitive),
+            selector=selector,
+            strictness=strictness,
+            depth=depth,
         )
 
     def identity(self) -> dict[str, Any]:
@@ -107,6 +121,9 @@ class SearchRequest:
             "lang": self.lang,
             "navigation": self.navigation,
             "case_sensitive": self.case_sensitive,
+            "selector": self.selector,
+            "strictness": self.strictness,
+            "depth": self.depth,
         }
 
     def identity_json(self) -> str:

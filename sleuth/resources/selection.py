@@ -197,6 +197,9 @@ def request_of(row: ResultRow) -> SearchRequest:
         lang=identity["lang"],
         navigation=identity["navigation"],
         case_sensitive=identity["case_sensitive"],
+        selector=identity.get("selector"),
+        strictness=identity.get("strictness"),
+        depth=identity.get("depth"),
     )
 
 

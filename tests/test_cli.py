@@ -12,7 +12,7 @@ import anyio
 import pytest
 
 from sleuth import cli
-from sleuth.errors import ERROR_CODES, NotFound, SleuthError
+from sleuth.errors import ERROR_CODES, NotFound, SleuthError, StaleReference
 from sleuth.mcp import EngineThread, build_server
 
 RESPONSE: dict[str, Any] = {
@@ -28,6 +28,18 @@ RESPONSE: dict[str, Any] = {
     "all": {"line": "SEARCH#00ff:all:line", "match": "SEARCH#00ff:all:match"},
     "next_cursor": None, "skipped": {"binary": 0, "too_large": 0, "undecodable": 0},
     "possible_names": None,
+}
+
+
+READ_RESPONSE: dict[str, Any] = {
+    "result": "RESULT#0a0b0c0d", "source": "SEARCH#00ff:all:line", "refreshed": False,
+    "complete": True,
+    "ranges": [
+        {"path": "src/app.py", "line": 2, "end_line": 2, "start_byte": 12, "end_byte": 36,
+         "text": "    user = get_user(uid)"},
+        {"path": "src/app.py", "line": 9, "end_line": 10, "start_byte": 90, "end_byte": 110,
+         "text": "    x = get_user(\n        2)"},
+    ],
 }
 
 
@@ -54,6 +66,25 @@ class FakeEngine:
         if query == "missing":
             raise NotFound("no such path: missing.py", details={"path": "missing.py"})
         return _Result(dict(RESPONSE, query=query))
+
+    def read(self, target: str, *, offset: int | None = None,
+             limit: int | None = None) -> _Result:
+        self.calls.append(("read", {"target": target, "offset": offset, "limit": limit}))
+        if target == "RESULT#deadbeef":
+            raise NotFound("unknown reference RESULT#deadbeef",
+                           details={"reference": target})
+        if target == "stale":
+            raise StaleReference("stale is stale: src/app.py changed",
+                                 details={"reference": target, "files": ["src/app.py"]})
+        return _Result(dict(READ_RESPONSE, source=target))
+
+    def select(self, ref: str, items: Sequence[int]) -> _Result:
+        self.calls.append(("select", {"ref": ref, "items": list(items)}))
+        return _Result(dict(READ_RESPONSE, source=ref))
+
+    def index_now(self) -> int:
+        self.calls.append(("index", {}))
+        return 42
 
     def close(self) -> None:
         self.closed = True
@@ -236,12 +267,12 @@ def test_colour_written_on_a_tty(monkeypatch: pytest.MonkeyPatch) -> None:
 # --- the MCP face shares the verb table ------------------------------------------------------
 
 
-def _mcp_call(arguments: dict[str, Any]) -> tuple[list[Any], Any]:
+def _mcp_call(arguments: dict[str, Any], tool: str = "search") -> tuple[list[Any], Any]:
     async def go() -> tuple[list[Any], Any]:
         engine = EngineThread(FakeEngine, ".", False)
         try:
             server = build_server(engine)
-            return await server.list_tools(), await server.call_tool("search", arguments)
+            return await server.list_tools(), await server.call_tool(tool, arguments)
         finally:
             engine.close()
 
@@ -250,7 +281,7 @@ def _mcp_call(arguments: dict[str, Any]) -> tuple[list[Any], Any]:
 
 def test_mcp_search_tool_schema_matches_cli_options() -> None:
     tools, _ = _mcp_call({"query": "x"})
-    assert [t.name for t in tools] == ["search"]
+    assert [t.name for t in tools] == ["search", "read", "select"]
     props = set(tools[0].input_schema["properties"])
     assert props == {"query", "path", "include", "exclude", "limit", "cursor", "context",
                      "case_sensitive", "lang", "navigation"}
@@ -276,3 +307,131 @@ def test_mcp_errors_are_tool_errors_with_spec_code(arguments: dict[str, Any], co
     assert result.is_error is True
     assert result.structured_content["error"]["code"] == code
     assert result.content[0].text.startswith(f"error[{code}]: ")
+
+
+# --- read / select / index -------------------------------------------------------------------
+
+
+def test_parse_read_select_index_into_frozen_requests() -> None:
+    inv = cli.parse_args(["read", "SEARCH#00ff00ff:2:line", "--offset", "3", "--limit", "4",
+                          "--json", "--root", "/w"])
+    assert (inv.verb, inv.root, inv.json) == ("read", "/w", True)
+    assert inv.request == cli.ReadRequest("SEARCH#00ff00ff:2:line", 3, 4)
+    with pytest.raises(AttributeError):
+        inv.request.target = "x"
+    assert cli.parse_args(["read", "a.py"]).request == cli.ReadRequest("a.py", None, None)
+    inv = cli.parse_args(["select", "SEARCH#00ff00ff", "1", "3"])
+    assert inv.request == cli.SelectRequest("SEARCH#00ff00ff", (1, 3))
+    assert cli.parse_args(["index", "--json"]).request == cli.IndexRequest()
+
+
+@pytest.mark.parametrize("argv", [["read"], ["read", ""], ["read", "a.py", "--offset", "0"],
+                                  ["read", "a.py", "--limit", "-1"],
+                                  ["read", "a.py", "--limit", "x"], ["select", "SEARCH#00ff00ff"],
+                                  ["select", "SEARCH#00ff00ff", "0"],
+                                  ["select", "SEARCH#00ff00ff", "one"], ["index", "extra"]])
+def test_read_select_index_usage_errors_before_any_engine(argv: list[str]) -> None:
+    run = Run([*argv, "--json"])
+    assert run.code == 2 and run.engines == []
+    assert json.loads(run.out)["error"]["code"] == "invalid_query"
+
+
+def test_read_passes_options_and_prints_exact_json() -> None:
+    run = Run(["read", "src/app.py", "--offset", "2", "--limit", "9", "--json"])
+    assert run.code == 0 and run.err == ""
+    assert json.loads(run.out) == dict(READ_RESPONSE, source="src/app.py")
+    assert run.engines[0].calls == [("read", {"target": "src/app.py", "offset": 2, "limit": 9})]
+    assert run.engines[0].closed
+
+
+def test_read_human_output() -> None:
+    run = Run(["read", "SEARCH#00ff:all:line"])
+    assert run.code == 0
+    assert run.out.splitlines() == [
+        "RESULT#0a0b0c0d from SEARCH#00ff:all:line  2 ranges  complete",
+        "",
+        "src/app.py",
+        "   2 |     user = get_user(uid)",
+        "   … |",
+        "   9 |     x = get_user(",
+        "  10 |         2)",
+    ]
+
+
+def test_select_passes_items_in_order() -> None:
+    run = Run(["select", "SEARCH#00ff00ff", "3", "1", "--json"])
+    assert run.code == 0
+    assert run.engines[0].calls == [("select", {"ref": "SEARCH#00ff00ff", "items": [3, 1]})]
+    assert json.loads(run.out)["source"] == "SEARCH#00ff00ff"
+
+
+def test_index_json_and_human() -> None:
+    run = Run(["index", "--json"])
+    assert run.code == 0 and json.loads(run.out) == {"indexed": 42, "path": ".sleuth/trigram.idx"}
+    run = Run(["index"])
+    assert run.out == "indexed 42 files into .sleuth/trigram.idx\n"
+
+
+@pytest.mark.parametrize(("target", "code", "exit_code"),
+                         [("RESULT#deadbeef", "not_found", 4), ("stale", "stale_reference", 3)])
+def test_read_errors_map_to_spec_codes(target: str, code: str, exit_code: int) -> None:
+    run = Run(["read", target, "--json"])
+    assert run.code == exit_code
+    assert json.loads(run.out)["error"]["code"] == code
+    run = Run(["read", target])
+    assert run.code == exit_code and run.out == ""
+    assert run.err.startswith(f"sleuth: error[{code}]: ")
+
+
+def test_help_lists_the_new_verbs() -> None:
+    text = cli.build_parser().format_help()
+    for verb in ("search", "read", "select", "index", "mcp"):
+        assert f"    {verb} " in text
+
+
+def test_mcp_read_and_select_tools() -> None:
+    tools, result = _mcp_call({"target": "src/app.py", "offset": 2, "limit": 3}, "read")
+    schemas = {t.name: t.input_schema for t in tools}
+    assert set(schemas["read"]["properties"]) == {"target", "offset", "limit"}
+    assert schemas["read"]["required"] == ["target"]
+    assert set(schemas["select"]["properties"]) == {"ref", "items"}
+    assert sorted(schemas["select"]["required"]) == ["items", "ref"]
+    assert result.is_error is False
+    assert result.structured_content == dict(READ_RESPONSE, source="src/app.py")
+    assert result.content[0].text.splitlines() == [
+        "RESULT#0a0b0c0d from src/app.py  2 ranges  complete",
+        "src/app.py:2|     user = get_user(uid)",
+        "src/app.py:9|     x = get_user(",
+        "src/app.py:10|         2)",
+    ]
+    _, result = _mcp_call({"ref": "SEARCH#00ff00ff", "items": [1, 3]}, "select")
+    assert result.is_error is False
+    assert result.structured_content["source"] == "SEARCH#00ff00ff"
+    assert result.content[0].text.startswith("RESULT#0a0b0c0d from SEARCH#00ff00ff")
+
+
+@pytest.mark.parametrize(("tool", "arguments", "code"), [
+    ("read", {"target": "RESULT#deadbeef"}, "not_found"),
+    ("read", {"target": "stale"}, "stale_reference"),
+    ("read", {"target": "a.py", "offset": 0}, "invalid_query"),
+    ("read", {}, "invalid_query"),
+    ("select", {"ref": "SEARCH#00ff00ff", "items": []}, "invalid_query"),
+    ("select", {"ref": "SEARCH#00ff00ff", "items": ["x"]}, "invalid_query"),
+])
+def test_mcp_read_select_errors(tool: str, arguments: dict[str, Any], code: str) -> None:
+    _, result = _mcp_call(arguments, tool)
+    assert result.is_error is True
+    assert result.structured_content["error"]["code"] == code
+    assert result.content[0].text.startswith(f"error[{code}]: ")
+
+
+def test_read_colour_only_on_a_tty(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    tty = _Tty()
+    assert cli.main(["read", "src/app.py"], engine_factory=FakeEngine, stdout=tty,
+                    stderr=io.StringIO()) == 0
+    assert "\x1b[" in tty.getvalue() and "get_user(uid)" in tty.getvalue()
+    monkeypatch.setenv("NO_COLOR", "1")
+    tty = _Tty()
+    cli.main(["read", "src/app.py"], engine_factory=FakeEngine, stdout=tty, stderr=io.StringIO())
+    assert "\x1b[" not in tty.getvalue() and "   2 |     user = get_user(uid)" in tty.getvalue()

@@ -222,3 +222,107 @@ def test_error_line_from_error_object() -> None:
     assert render.error_line(obj) == "error[invalid_path]: outside the root"
     obj["error"].update(code="rate_limited", retry_after=2.5)
     assert render.error_line(obj) == "error[rate_limited]: outside the root (retry after 2.5s)"
+
+
+# --- read / select ---------------------------------------------------------------------------
+
+
+def _range(path: str, line: int, text: str, end_line: int | None = None) -> dict[str, Any]:
+    return {"path": path, "line": line, "end_line": line if end_line is None else end_line,
+            "start_byte": 0, "end_byte": len(text.encode()), "text": text}
+
+
+def read_sample(**changes: Any) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "result": "RESULT#0badcafe", "source": f"{RID}:all:line", "refreshed": False,
+        "complete": True,
+        "ranges": [
+            _range("src/app.py", 9, "def handler(uid):\n    user = get_user(uid)", 10),
+            _range("src/app.py", 11, "    return user"),
+            _range("src/app.py", 120, "get_user(7)"),
+            _range("src/b.py", 3, "x = get_user(1)"),
+        ],
+    }
+    data.update(changes)
+    return data
+
+
+def test_read_human_numbers_lines_and_marks_gaps_only_between_distant_ranges() -> None:
+    assert render.read_human(read_sample()).plain.splitlines() == [
+        f"RESULT#0badcafe from {RID}:all:line  4 ranges  complete",
+        "",
+        "src/app.py",
+        "   9 | def handler(uid):",
+        "  10 |     user = get_user(uid)",
+        "  11 |     return user",
+        "   … |",
+        " 120 | get_user(7)",
+        "",
+        "src/b.py",
+        "   3 | x = get_user(1)",
+    ]
+
+
+def test_read_human_wide_line_numbers_stay_aligned() -> None:
+    data = read_sample(ranges=[_range("a.py", 99998, "a\nb\nc", 100000)])
+    lines = render.read_human(data).plain.splitlines()
+    assert lines[-3:] == [" 99998 | a", " 99999 | b", "100000 | c"]
+
+
+def test_read_human_trailing_eol_crlf_and_empty_lines() -> None:
+    data = read_sample(ranges=[_range("a.py", 1, "one\r\n\r\nthree\n", 3)])
+    assert render.read_human(data).plain.splitlines()[-3:] == ["   1 | one", "   2 |", "   3 | three"]
+
+
+def test_read_human_notes_refreshed_and_incomplete() -> None:
+    data = read_sample(refreshed=True, complete=False,
+                       incomplete_reason="only the first 2000 lines were read")
+    lines = render.read_human(data).plain.splitlines()
+    assert lines[0] == f"RESULT#0badcafe from {RID}:all:line  4 ranges  incomplete  refreshed"
+    assert lines[1].startswith("refreshed: ")
+    assert lines[2] == "incomplete: only the first 2000 lines were read"
+
+
+def test_read_human_styles() -> None:
+    text = render.read_human(read_sample())
+    styles = {text.plain[s.start:s.end]: s.style for s in text.spans}
+    assert styles["src/app.py"] == render.STYLE_PATH
+    assert styles["   … |"] == render.STYLE_CONTEXT
+    assert styles["   9 |"] == render.STYLE_LINENO
+    assert styles[text.plain.splitlines()[0]] == render.STYLE_HEADER
+
+
+def test_read_human_empty_selection() -> None:
+    lines = render.read_human(read_sample(ranges=[])).plain.splitlines()
+    assert lines == [f"RESULT#0badcafe from {RID}:all:line  0 ranges  complete", "nothing selected"]
+
+
+def test_read_compact_one_line_per_selected_line() -> None:
+    assert render.read_compact(read_sample()).splitlines() == [
+        f"RESULT#0badcafe from {RID}:all:line  4 ranges  complete",
+        "src/app.py:9| def handler(uid):",
+        "src/app.py:10|     user = get_user(uid)",
+        "src/app.py:11|     return user",
+        "src/app.py:120| get_user(7)",
+        "src/b.py:3| x = get_user(1)",
+    ]
+
+
+def test_read_compact_keeps_header_first_and_notes_refresh() -> None:
+    lines = render.read_compact(read_sample(refreshed=True)).splitlines()
+    assert lines[0].startswith("RESULT#0badcafe ") and lines[0].endswith("refreshed")
+    assert lines[1].startswith("refreshed: ")
+
+
+def test_read_renderings_do_not_mutate_input() -> None:
+    data = read_sample(refreshed=True)
+    before = copy.deepcopy(data)
+    render.read_human(data)
+    render.read_compact(data)
+    assert data == before
+
+
+def test_index_human() -> None:
+    assert render.index_human({"indexed": 1, "path": ".sleuth/trigram.idx"}).plain == (
+        "indexed 1 file into .sleuth/trigram.idx")
+    assert render.index_human({"indexed": 0, "path": "p"}).plain == "indexed 0 files into p"

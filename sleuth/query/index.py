@@ -15,7 +15,7 @@ import threading
 import time
 from collections.abc import Sequence
 
-from sleuth.text_search.literals import Literals
+from sleuth.prefilter import Literals
 from sleuth.text_search.trigram import TrigramIndex
 from sleuth.workspace import FileEntry, Workspace
 

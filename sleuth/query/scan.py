@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from sleuth.model import Match, SkipCounts
-from sleuth.text_search.literals import Literals, file_may_match, fold
+from sleuth.prefilter import Literals, file_may_match, fold
 from sleuth.workspace import FileEntry, FileText, Workspace
 
 __all__ = ["SpanSource", "StructuredSource", "Found", "CaptureSpan", "FileHits", "Scanner", "make_match"]

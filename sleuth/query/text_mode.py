@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from sleuth.errors import SleuthError
+from sleuth.prefilter import Literals
 from sleuth.text_search.boolean import BoolNode, evaluate, is_boolean, parse_boolean
-from sleuth.text_search.literals import Literals
 from sleuth.text_search.matchers import Matcher, literal_matcher, regex_matcher
 
 __all__ = ["Stage", "MatcherSource", "BooleanSource", "plan_text", "plan_regex", "TextMode"]

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from sleuth.errors import InvalidQuery, SleuthError
-from sleuth.text_search.literals import Literals
+from sleuth.prefilter import Literals
 from sleuth.text_search.matchers import Matcher, literal_matcher, regex_matcher
 from sleuth.text_search.regex_scan import caret_message
 

@@ -24,7 +24,7 @@ from typing import Any, Protocol
 import re2
 
 from sleuth.errors import InvalidQuery
-from sleuth.text_search.literals import Literals, fold
+from sleuth.prefilter import Literals, fold
 from sleuth.text_search.regex_syntax import compile_re2, required_literals, translate_scan
 
 __all__ = ["Matcher", "LiteralMatcher", "RegexMatcher", "literal_matcher", "regex_matcher"]

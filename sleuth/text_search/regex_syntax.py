@@ -38,7 +38,7 @@ from typing import Any
 
 import re2
 
-from sleuth.text_search.literals import Literals, fold
+from sleuth.prefilter import Literals, fold
 from sleuth.text_search.regex_scan import Scan, invalid, scan
 
 __all__ = ["Translated", "translate", "translate_scan", "compile_re2", "required_literals"]

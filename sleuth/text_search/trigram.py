@@ -36,7 +36,7 @@ from typing import cast
 
 from pyroaring import BitMap
 
-from sleuth.text_search.literals import Literals, fold
+from sleuth.prefilter import Literals, fold
 
 __all__ = ["TrigramIndex", "MAX_INDEXED_BYTES", "trigrams_of"]
 

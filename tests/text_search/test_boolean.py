@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from sleuth.errors import InvalidQuery
+from sleuth.prefilter import file_may_match, fold
 from sleuth.text_search.boolean import (
     And,
     BoolNode,
@@ -15,7 +16,6 @@ from sleuth.text_search.boolean import (
     is_boolean,
     parse_boolean,
 )
-from sleuth.text_search.literals import file_may_match, fold
 from sleuth.text_search.matchers import LiteralMatcher, RegexMatcher
 
 

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sleuth.text_search.literals import file_may_match, fold
+from sleuth.prefilter import file_may_match, fold
 from sleuth.text_search.matchers import (
     Matcher,
     is_boundary,

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sleuth.text_search.literals import Literals, file_may_match, fold
+from sleuth.prefilter import Literals, file_may_match, fold
 from sleuth.text_search.trigram import MAX_INDEXED_BYTES, TrigramIndex, trigrams_of
 
 FILES = {

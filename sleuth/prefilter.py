@@ -1,12 +1,12 @@
-"""Prefilter hints: the literals a pattern needs before a file can match.
+"""Prefilter hints shared by every engine: the literals a pattern needs before a file can match.
 
 A ``Literals`` value is a conjunction of disjunctions: every inner tuple is a set of
 alternatives, at least one of which must occur (ASCII case-folded, i.e. ``bytes.lower()``) in a
 file that can match. ``None`` means "no usable hint" and is never wrong (ripgrep's Matcher
 contract); an empty tuple means "every file is a candidate" too.
 
-Producers: ``matchers`` (literal, regex, Boolean terms). Consumers: the trigram index and the
-query layer's cheap ``bytes`` prefilter.
+Producers: text matchers (literal, regex, Boolean terms) and ast patterns. Consumers: the trigram
+index and the query layer's cheap ``bytes`` prefilter.
 """
 
 from __future__ import annotations

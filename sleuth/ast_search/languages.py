@@ -1,0 +1,264 @@
+"""The per-language table of structural search: one frozen ``LangSpec`` record per language.
+
+Every quirk of a language lives here and nowhere else (DESIGN: "per-language quirks live in a
+table of records with defaults"): file extensions, the grammar wheel and its entry point, the
+metavariable substitution ("expando") character, the code contexts a pattern snippet is retried
+in when it does not parse on its own (SPEC §6), the default language server and the aliases.
+
+Expando characters follow ast-grep: ``µ`` where ``$`` is not an identifier character, ``𐀀``
+for C and C++ (their grammars reject ``µ`` in some positions), and ``$`` itself for the
+languages whose identifiers may contain it (JavaScript, TypeScript, Java, Bash, Lua).
+PHP is parsed with the grammar's ``php_only`` entry point, as ast-grep does, so a pattern needs
+no ``<?php`` tag.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any
+
+from tree_sitter import Language
+
+from sleuth.errors import Unsupported
+
+__all__ = [
+    "LangSpec",
+    "LANGUAGES",
+    "ALIASES",
+    "language_for_path",
+    "get_lang_spec",
+    "get_ts_language",
+]
+
+# A body-level code context, tried with and without a closing ";" (statements in C-like
+# languages need one; expressions at the end of a Rust block must not have one).
+Context = tuple[str, str]
+
+
+def _loader(module: str, entry: str = "language") -> Callable[[], Any]:
+    """A lazy loader for a grammar wheel: imports the module only when first used."""
+
+    def load() -> Any:
+        return getattr(importlib.import_module(module), entry)()
+
+    load.__qualname__ = f"{module}.{entry}"
+    return load
+
+
+def _body(prefix: str, suffix: str) -> tuple[Context, ...]:
+    return ((prefix, suffix), (prefix, ";" + suffix))
+
+
+@dataclass(frozen=True)
+class LangSpec:
+    """How one language is parsed and matched.
+
+    ``contexts`` are (prefix, suffix) pairs that wrap a pattern which does not parse cleanly at
+    top level; ``retry_kinds`` are node kinds that parse cleanly at top level but mean the
+    snippet was read the wrong way (Go's ``fmt.Errorf(x)`` as a type conversion, C's
+    ``kmalloc(x)`` as a macro type), so the contexts are tried for them too.
+    """
+
+    name: str
+    extensions: tuple[str, ...]
+    loader: Callable[[], Any] = field(repr=False, compare=False)
+    expando: str = "µ"
+    contexts: tuple[Context, ...] = ()
+    retry_kinds: frozenset[str] = frozenset()
+    language_server: str | None = None
+    aliases: tuple[str, ...] = ()
+
+    @property
+    def ts_language(self) -> Language:
+        """The tree-sitter ``Language`` (loaded once per process)."""
+        return get_ts_language(self.name)
+
+
+_C_BODY = _body("void __sleuth_ctx__(void) {\n", "\n}")
+_CPP_BODY = _body("void __sleuth_ctx__() {\n", "\n}")
+
+
+def _class_body(object_type: str) -> tuple[Context, ...]:
+    """Java/C#: a method body, a class body, and an initializer (for a bare expression)."""
+    return (
+        *_body("class __sleuth_ctx__ {\nvoid __sleuth_ctx__() {\n", "\n}\n}"),
+        ("class __sleuth_ctx__ {\n", "\n}"),
+        (f"class __sleuth_ctx__ {{\n{object_type} __sleuth_ctx__ = ", ";\n}"),
+    )
+
+
+_SPECS: tuple[LangSpec, ...] = (
+    LangSpec(
+        "python",
+        ("py", "py3", "pyi", "bzl"),
+        _loader("tree_sitter_python"),
+        language_server="ty",
+        aliases=("py", "python3"),
+    ),
+    LangSpec(
+        "javascript",
+        ("js", "cjs", "mjs", "jsx"),
+        _loader("tree_sitter_javascript"),
+        expando="$",
+        language_server="tsc",
+        aliases=("js", "jsx", "node"),
+    ),
+    LangSpec(
+        "typescript",
+        ("ts", "cts", "mts"),
+        _loader("tree_sitter_typescript", "language_typescript"),
+        expando="$",
+        language_server="tsc",
+        aliases=("ts",),
+    ),
+    LangSpec(
+        "tsx",
+        ("tsx",),
+        _loader("tree_sitter_typescript", "language_tsx"),
+        expando="$",
+        language_server="tsc",
+    ),
+    LangSpec(
+        "go",
+        ("go",),
+        _loader("tree_sitter_go"),
+        contexts=(("func __sleuth_ctx__() {\n", "\n}"),),
+        retry_kinds=frozenset({"type_conversion_expression"}),
+        language_server="gopls",
+        aliases=("golang",),
+    ),
+    LangSpec(
+        "rust",
+        ("rs",),
+        _loader("tree_sitter_rust"),
+        contexts=_body("fn __sleuth_ctx__() {\n", "\n}"),
+        language_server="rust-analyzer",
+        aliases=("rs",),
+    ),
+    LangSpec(
+        "java",
+        ("java",),
+        _loader("tree_sitter_java"),
+        expando="$",
+        contexts=_class_body("Object"),
+        language_server="jdtls",
+    ),
+    LangSpec(
+        "c",
+        ("c", "h"),
+        _loader("tree_sitter_c"),
+        expando="\U00010000",
+        contexts=_C_BODY,
+        retry_kinds=frozenset({"macro_type_specifier"}),
+        language_server="clangd",
+    ),
+    LangSpec(
+        "cpp",
+        ("cpp", "cc", "cxx", "c++", "hpp", "hh", "hxx", "cu", "ino"),
+        _loader("tree_sitter_cpp"),
+        expando="\U00010000",
+        contexts=_CPP_BODY,
+        retry_kinds=frozenset({"macro_type_specifier"}),
+        language_server="clangd",
+        aliases=("c++", "cxx", "cc"),
+    ),
+    LangSpec(
+        "csharp",
+        ("cs",),
+        _loader("tree_sitter_c_sharp"),
+        contexts=_class_body("object"),
+        language_server="csharp-ls",
+        aliases=("cs", "c#", "c_sharp"),
+    ),
+    LangSpec(
+        "ruby",
+        ("rb", "rbw", "gemspec", "rake"),
+        _loader("tree_sitter_ruby"),
+        language_server="ruby-lsp",
+        aliases=("rb",),
+    ),
+    LangSpec(
+        "php",
+        ("php",),
+        _loader("tree_sitter_php", "language_php_only"),
+        contexts=(("", ";"), ("function __sleuth_ctx__() {\n", ";\n}")),
+        language_server="intelephense",
+    ),
+    LangSpec(
+        "kotlin",
+        ("kt", "kts", "ktm"),
+        _loader("tree_sitter_kotlin"),
+        contexts=(("fun __sleuth_ctx__() {\n", "\n}"),),
+        language_server="kotlin-language-server",
+        aliases=("kt",),
+    ),
+    LangSpec(
+        "swift",
+        ("swift",),
+        _loader("tree_sitter_swift"),
+        contexts=(("func __sleuth_ctx__() {\n", "\n}"),),
+        language_server="sourcekit-lsp",
+    ),
+    LangSpec(
+        "bash",
+        ("sh", "bash", "zsh", "ksh", "bats"),
+        _loader("tree_sitter_bash"),
+        expando="$",
+        language_server="bash-language-server",
+        aliases=("sh", "shell", "zsh"),
+    ),
+    LangSpec(
+        "lua",
+        ("lua",),
+        _loader("tree_sitter_lua"),
+        expando="$",
+        language_server="lua-language-server",
+    ),
+)
+
+LANGUAGES: dict[str, LangSpec] = {spec.name: spec for spec in _SPECS}
+
+ALIASES: dict[str, str] = {
+    alias: spec.name for spec in _SPECS for alias in (spec.name, *spec.aliases)
+}
+
+_BY_EXTENSION: dict[str, str] = {ext: spec.name for spec in _SPECS for ext in spec.extensions}
+
+
+def language_for_path(path: str) -> str | None:
+    """The language of ``path`` by its extension (``src/a.tsx`` -> ``"tsx"``), or None."""
+    base = path.rsplit("/", 1)[-1]
+    if "." not in base:
+        return None
+    ext = base.rsplit(".", 1)[-1].lower()
+    return _BY_EXTENSION.get(ext)
+
+
+def get_lang_spec(lang: str) -> LangSpec:
+    """The record for a language name or alias (case-insensitive); raises ``Unsupported``."""
+    name = ALIASES.get(lang.strip().lower())
+    if name is None:
+        known = ", ".join(sorted(LANGUAGES))
+        raise Unsupported(
+            f"structural search does not support the language {lang!r}; "
+            f"use one of: {known} (or an alias such as py, js, ts, rs, c++, cs, kt, sh)",
+            details={"lang": lang, "known": sorted(LANGUAGES)},
+        )
+    return LANGUAGES[name]
+
+
+@cache
+def get_ts_language(name: str) -> Language:
+    """Load the grammar of ``name`` (a canonical language name) once per process."""
+    spec = LANGUAGES[name]
+    try:
+        return Language(spec.loader())
+    except (ImportError, ValueError, OSError) as exc:
+        raise Unsupported(
+            f"the tree-sitter grammar for {name} is not installed or does not load; "
+            f"install the matching tree-sitter-{name} wheel",
+            details={"lang": name},
+        ) from exc

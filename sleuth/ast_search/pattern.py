@@ -1,0 +1,362 @@
+"""The pattern compiler: pattern text -> a tree of ``PNode`` the matcher walks (SPEC §6).
+
+Steps, as ast-grep takes them: substitute metavariable sigils with the language's expando
+character, parse, descend through single-child wrappers (``module > expression_statement >
+call`` gives a pattern rooted at the call), and turn every node whose whole text is one
+metavariable into that metavariable (the outermost such node wins).
+
+Unlike ast-grep, a pattern whose parse holds an ERROR or MISSING node (or a node kind the
+language table marks as a misreading, such as C's ``macro_type_specifier``) is retried in the
+language's code contexts (a function body for Go, Java, C#, Kotlin, Swift, C, C++, Rust); a
+pattern that still does not parse cleanly is an ``InvalidQuery`` with the position and a hint,
+never an ERROR-rooted pattern that silently matches anything. The hint names a context and
+selector for a fragment (``{"a": $V}`` with ``selector=pair`` for ``"a": $V``) or a completion
+that parses (``class $C: $$$BODY``); those probes run only on the error path.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import IntEnum
+
+from tree_sitter import Node, Parser
+
+from sleuth.ast_search.languages import LangSpec
+from sleuth.ast_search.meta_var import MetaVar, extract_meta_var, substitute
+from sleuth.errors import InvalidQuery
+
+__all__ = ["Tag", "PNode", "CompiledPattern", "compile_tree", "MAX_PATTERN_CHARS"]
+
+MAX_PATTERN_CHARS = 20_000
+_MAX_VAR_BYTES = 128  # longer node texts cannot be a single metavariable
+
+
+class Tag(IntEnum):
+    TERMINAL = 0
+    META = 1
+    INTERNAL = 2
+
+
+@dataclass(frozen=True, slots=True)
+class PNode:
+    """One pattern node: a leaf to compare, a metavariable, or an inner node with children."""
+
+    tag: Tag
+    kind_id: int
+    kind: str
+    named: bool
+    text: bytes = b""
+    var: MetaVar | None = None
+    children: tuple[PNode, ...] = ()
+
+    @property
+    def is_trivial(self) -> bool:
+        """An unnamed leaf (punctuation, keyword): skipped in the goal after a ``$$$``."""
+        return self.tag is Tag.TERMINAL and not self.named
+
+    @property
+    def is_multi(self) -> bool:
+        return self.var is not None and self.var.is_multi
+
+
+@dataclass(frozen=True)
+class CompiledPattern:
+    """The matcher's input: the pattern tree, and the node kind a selector pinned, if any."""
+
+    root: PNode
+    root_kind: str | None  # set by a selector: candidates must have exactly this kind
+    root_kind_id: int | None
+    source: str  # the pattern text actually parsed (after substitution and any context)
+
+
+@dataclass
+class _Attempt:
+    node: Node | None
+    data: bytes
+    problem: tuple[int, str] | None  # (byte offset in the pattern, what is wrong)
+    suspect: bool = False
+
+
+def compile_tree(pattern: str, spec: LangSpec, selector: str | None) -> CompiledPattern:
+    """Compile ``pattern`` for ``spec``; raises ``InvalidQuery`` with position and hint."""
+    if len(pattern) > MAX_PATTERN_CHARS:
+        raise InvalidQuery(
+            f"the ast: pattern is {len(pattern)} characters long; patterns are limited to "
+            f"{MAX_PATTERN_CHARS}: search for a smaller, characteristic part of the code",
+            details={"position": MAX_PATTERN_CHARS, "hint": "shorten the pattern"},
+        )
+    stripped = pattern.strip()
+    if not stripped:
+        raise InvalidQuery(
+            "the ast: pattern is empty: give a code snippet such as `foo($A)`",
+            details={"position": 0, "hint": "write a code snippet with metavariables"},
+        )
+    lead = len(pattern) - len(pattern.lstrip())
+    src = substitute(stripped, spec.expando)
+    lang = spec.ts_language
+    if (
+        selector is not None
+        and lang.id_for_node_kind(selector, True) is None
+        and lang.id_for_node_kind(selector, False) is None
+    ):
+        raise InvalidQuery(
+            f"selector {selector!r} is not a node kind of {spec.name}: name a kind of the "
+            f"{spec.name} grammar (as `ast-grep run --debug-query=cst` shows them)",
+            details={"selector": selector, "position": 0, "hint": "check the selector"},
+        )
+    parser = Parser(lang)
+    top = _attempt(parser, src, ("", ""), selector, spec)
+    if top.node is not None and not top.suspect:
+        return _finish(top, spec, selector, lead, src)
+    for context in spec.contexts:
+        retry = _attempt(parser, src, context, selector, spec)
+        if retry.node is not None and not retry.suspect:
+            return _finish(retry, spec, selector, lead, src)
+    if top.node is not None:
+        return _finish(top, spec, selector, lead, src)
+    assert top.problem is not None
+    offset, what = top.problem
+    position = lead + error_position(src, offset)
+    if what == "several top-level nodes":
+        hint = (
+            "a pattern matches one node: search for one statement or expression at a time, "
+            "or write the construct that contains them all (e.g. the enclosing block)"
+        )
+    else:
+        hint = fragment_hint(parser, src, spec, pattern.strip())
+    raise InvalidQuery(
+        f"the ast: pattern does not parse as one {spec.name} node ({what} at character "
+        f"{position}): {hint}",
+        details={"position": position, "hint": hint, "lang": spec.name},
+    )
+
+
+def _attempt(
+    parser: Parser, src: str, context: tuple[str, str], selector: str | None, spec: LangSpec
+) -> _Attempt:
+    prefix, suffix = context
+    data = (prefix + src + suffix).encode()
+    start = len(prefix.encode())
+    end = start + len(src.encode())
+    root = parser.parse(data).root_node
+    problem = _find_problem(root, data, spec.expando, len(suffix.encode()))
+    if problem is not None:
+        bad, what = problem
+        return _Attempt(None, data, (max(0, min(bad, end) - start), what))
+    if prefix or suffix:
+        top = node_with_span(root, start, end)
+        if top is None and suffix.startswith(";"):  # a statement that needed the ";"
+            top = node_with_span(root, start, end + 1)
+        if top is None:
+            return _Attempt(None, data, (0, "no single node"))
+        if top.type == _container_kind(parser, context) and not _is_single(top):
+            return _Attempt(None, data, (0, "several top-level nodes"))
+    else:
+        top = root
+    if selector is not None:
+        found = _find_kind(top, selector)
+        if found is None:
+            return _Attempt(None, data, (0, f"no {selector} node"))
+        node = found
+    else:
+        if top.child_count == 0 and top is root:
+            return _Attempt(None, data, (0, "no code"))
+        if top is root and not _is_single(root):
+            second = root.children[1]
+            return _Attempt(None, data, (second.start_byte, "several top-level nodes"))
+        node = top
+        while _is_single(node):
+            child = node.children[0]
+            node = child
+    suspect = bool(spec.retry_kinds) and _has_kind(node, spec.retry_kinds)
+    return _Attempt(node, data, None, suspect)
+
+
+def _finish(
+    attempt: _Attempt, spec: LangSpec, selector: str | None, lead: int, src: str
+) -> CompiledPattern:
+    assert attempt.node is not None
+    root = _convert(attempt.node, attempt.data, spec.expando)
+    if root.is_multi:
+        raise InvalidQuery(
+            "a `$$$` metavariable cannot stand alone as the whole pattern: use `$VAR` for "
+            "one node, or wrap `$$$VAR` in a larger pattern such as `foo($$$VAR)`",
+            details={"position": lead, "hint": "use $VAR or wrap $$$VAR in a larger pattern"},
+        )
+    kind_id = attempt.node.kind_id if selector is not None else None
+    return CompiledPattern(
+        root, selector, kind_id, attempt.data.decode(errors="replace")
+    )
+
+
+def _convert(node: Node, data: bytes, expando: str) -> PNode:
+    text = data[node.start_byte : node.end_byte]
+    var = None
+    if len(text) <= _MAX_VAR_BYTES and text.startswith(expando.encode()):
+        var = extract_meta_var(text.decode(errors="replace"), expando)
+    if var is not None:
+        return PNode(Tag.META, node.kind_id, node.type, node.is_named, text, var)
+    if node.child_count == 0:
+        return PNode(Tag.TERMINAL, node.kind_id, node.type, node.is_named, text)
+    children = tuple(_convert(c, data, expando) for c in node.children if not c.is_missing)
+    return PNode(Tag.INTERNAL, node.kind_id, node.type, node.is_named, b"", None, children)
+
+
+_CONTAINERS: dict[tuple[int, str, str], str | None] = {}
+
+
+def _container_kind(parser: Parser, context: tuple[str, str]) -> str | None:
+    """The kind of the list node a context wraps statements in (Go's ``statement_list``)."""
+    assert parser.language is not None
+    key = (id(parser.language), *context)
+    if key not in _CONTAINERS:
+        prefix, suffix = context
+        probe = "__sleuth_probe__"
+        data = (prefix + probe + suffix).encode()
+        start = len(prefix.encode())
+        root = parser.parse(data).root_node
+        node = node_with_span(root, start, start + len(probe))
+        wrapper = node is not None and node.child_count == 1 and not root.has_error
+        _CONTAINERS[key] = node.type if wrapper and node is not None else None
+    return _CONTAINERS[key]
+
+
+def _is_single(node: Node) -> bool:
+    """ast-grep's wrapper rule: one child, or two when the second is MISSING or kind-less."""
+    count = node.child_count
+    if count == 1:
+        return True
+    if count == 2:
+        second = node.children[1]
+        return second.is_missing or second.type == ""
+    return False
+
+
+def _find_kind(node: Node, kind: str) -> Node | None:
+    """The first node of ``kind`` in pre-order, ``node`` included."""
+    if node.type == kind:
+        return node
+    for child in node.children:
+        found = _find_kind(child, kind)
+        if found is not None:
+            return found
+    return None
+
+
+def _has_kind(node: Node, kinds: frozenset[str]) -> bool:
+    if node.type in kinds:
+        return True
+    return any(_has_kind(c, kinds) for c in node.children)
+
+
+def _find_problem(
+    node: Node, data: bytes, expando: str, suffix_len: int = 0
+) -> tuple[int, str] | None:
+    """The first ERROR or MISSING node in pre-order as (byte offset, description), or None.
+
+    Tolerated, because the node becomes a metavariable anyway: an ERROR whose whole text is
+    one metavariable, and a MISSING token right after a metavariable (``{ $$$B }`` in Java
+    or C, where a statement-position ``$$$B`` lacks its ``;``).
+    """
+    if not node.has_error:
+        return None
+    if node.is_error and not _is_var_text(node, data, expando):
+        return node.start_byte, "a syntax error"
+    previous_is_var = False
+    for child in node.children:
+        if child.is_missing:
+            if not previous_is_var:
+                return child.start_byte, f"a missing {child.type!r}"
+            continue
+        is_var = _is_var_text(child, data, expando)
+        if child.is_error and not is_var:
+            if child.end_byte >= len(data.rstrip()) - suffix_len:
+                return child.end_byte, "an unfinished construct"  # it runs to the end
+            leaf = child
+            while leaf.child_count:
+                leaf = leaf.children[-1]
+            return leaf.start_byte, "a syntax error"
+        if not is_var:
+            found = _find_problem(child, data, expando, suffix_len)
+            if found is not None:
+                return found
+        previous_is_var = is_var
+    if node.is_missing:
+        return node.start_byte, f"a missing {node.type!r}"
+    return None
+
+
+def _is_var_text(node: Node, data: bytes, expando: str) -> bool:
+    text = data[node.start_byte : node.end_byte]
+    if len(text) > _MAX_VAR_BYTES or not text.startswith(expando.encode()):
+        return False
+    return extract_meta_var(text.decode(errors="replace"), expando) is not None
+
+
+# -- hints for patterns that do not parse (error path only) ----------------------------------
+_FRAGMENT_CONTEXTS: tuple[tuple[str, str], ...] = (
+    ("{", "}"),
+    ("({", "})"),
+    ("[", "]"),
+    ("f(", ")"),
+    ("x = {", "}"),
+    ("class X {\n", "\n}"),
+)
+_COMPLETIONS: tuple[str, ...] = (
+    ": $$$BODY",
+    " { $$$BODY }",
+    "\n  $$$BODY\nend",
+    " {}",
+    ")",
+    ";",
+)
+
+
+def error_position(src: str, offset: int) -> int:
+    """The code-point index of byte ``offset`` in ``src`` (UTF-8)."""
+    return len(src.encode()[:offset].decode(errors="ignore"))
+
+
+def node_with_span(root: Node, start: int, end: int) -> Node | None:
+    """The outermost node below ``root`` spanning exactly [start, end)."""
+    node = root
+    while True:
+        if node.start_byte == start and node.end_byte == end and node is not root:
+            return node
+        inner = next(
+            (c for c in node.children if c.start_byte <= start and c.end_byte >= end), None
+        )
+        if inner is None:
+            return None
+        node = inner
+
+
+def fragment_hint(parser: Parser, src: str, spec: LangSpec, original: str) -> str:
+    """A sentence saying how to rewrite ``original`` (``src`` is it after substitution)."""
+    for prefix, suffix in (*_FRAGMENT_CONTEXTS, *spec.contexts):
+        data = (prefix + src + suffix).encode()
+        root = parser.parse(data).root_node
+        if root.has_error:
+            continue
+        start = len(prefix.encode())
+        node = node_with_span(root, start, start + len(src.encode()))
+        if node is None or not node.is_named:
+            continue
+        context = f"{prefix}{original}{suffix}".strip()
+        return (
+            f"it reads as a fragment of a larger construct; write the larger construct and "
+            f"pick the part with a selector, e.g. the context pattern `{context}` with "
+            f"selector={node.type}"
+        )
+    for tail in _COMPLETIONS:
+        candidate = original + tail
+        root = parser.parse(substitute(candidate, spec.expando).encode()).root_node
+        if not root.has_error and root.child_count == 1:
+            return (
+                f"it is not a complete {spec.name} construct; complete it so it parses on its "
+                f"own, e.g. `{candidate.strip()}` (`$$$NAME` stands for any number of nodes)"
+            )
+    return (
+        f"write a complete {spec.name} snippet (use `$$$NAME` for omitted parts), or wrap the "
+        f"fragment in a larger snippet and pick the node you want with a selector"
+    )

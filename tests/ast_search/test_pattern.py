@@ -1,0 +1,147 @@
+"""Pattern compilation: code-context retries (better than ast-grep), errors with positions and
+hints, options, and the literal prefilter hint (SPEC §6)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from sleuth.ast_search import MAX_PATTERN_CHARS, compile_pattern
+from sleuth.errors import InvalidQuery, Unsupported
+
+AST_GREP = Path(sys.executable).parent / "ast-grep"
+needs_ast_grep = pytest.mark.skipif(not AST_GREP.exists(), reason="ast-grep-cli missing")
+
+KERNEL_C = b"""#include <linux/slab.h>
+void f(void) {
+  char *p = kmalloc(16, GFP_KERNEL);
+  kfree(p);
+  q = kmalloc(n * 2, 0);
+}
+"""
+GO_SRC = b"""package m
+import "fmt"
+func f() error {
+\treturn fmt.Errorf("x %d", 1)
+}
+func g() { e := fmt.Errorf("y"); _ = e }
+"""
+
+
+def _texts(pattern: str, lang: str, data: bytes) -> list[str]:
+    return [data[m.start_byte : m.end_byte].decode() for m in compile_pattern(pattern, lang).find(data)]
+
+
+def _ast_grep_count(tmp_path: Path, name: str, data: bytes, pattern: str, lang: str) -> int:
+    path = tmp_path / name
+    path.write_bytes(data)
+    proc = subprocess.run(
+        [str(AST_GREP), "run", "-p", pattern, "-l", lang, "--json=compact", str(path)],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    return proc.stdout.count('"range"') - proc.stdout.count('"metaVariables":{"single":{"')
+
+
+@needs_ast_grep
+def test_c_macro_type_pattern_is_retried_as_a_call(tmp_path: Path) -> None:
+    assert _ast_grep_count(tmp_path, "k.c", KERNEL_C, "kmalloc($$$A)", "c") == 0
+    assert _texts("kmalloc($$$A)", "c", KERNEL_C) == ["kmalloc(16, GFP_KERNEL)", "kmalloc(n * 2, 0)"]
+    assert _ast_grep_count(tmp_path, "k.c", KERNEL_C, "kfree($A)", "c") == 0
+    assert _texts("kfree($A)", "c", KERNEL_C) == ["kfree(p)"]
+
+
+@needs_ast_grep
+def test_go_call_pattern_is_retried_in_a_function_body(tmp_path: Path) -> None:
+    assert _ast_grep_count(tmp_path, "e.go", GO_SRC, "fmt.Errorf($$$A)", "go") == 0
+    pattern = compile_pattern("fmt.Errorf($$$A)", "go")
+    found = pattern.find(GO_SRC)
+    assert [GO_SRC[m.start_byte : m.end_byte] for m in found] == [
+        b'fmt.Errorf("x %d", 1)', b'fmt.Errorf("y")'
+    ]
+    args = found[0].captures["A"]
+    assert GO_SRC[args.start_byte : args.end_byte] == b'"x %d", 1' and args.nodes == 2
+
+
+def test_statement_patterns_in_body_only_languages() -> None:
+    java = b"class A { void f() { int x = g(1); if (x > 0) { return; } } }"
+    assert _texts("int $X = $V;", "java", java) == ["int x = g(1);"]
+    assert _texts("if ($C) { $$$B }", "java", java) == ["if (x > 0) { return; }"]
+    rust = b"fn f() { let a = 1; let b: u8 = 2; }"
+    assert _texts("let $X = $V", "rust", rust) == ["let a = 1;"]
+    cs = b"class A { void F() { Console.WriteLine(1); } }"
+    assert _texts("Console.WriteLine($A)", "cs", cs) == ["Console.WriteLine(1)"]
+
+
+def test_python_class_without_body_is_invalid_with_position() -> None:
+    with pytest.raises(InvalidQuery) as err:
+        compile_pattern("class $C", "python")
+    assert err.value.details["position"] == 8
+    assert "class $C: $$$BODY" in err.value.details["hint"]
+
+
+def test_js_pair_fragment_suggests_a_context_and_selector() -> None:
+    with pytest.raises(InvalidQuery) as err:
+        compile_pattern('"a": $V', "javascript")
+    assert err.value.details["position"] == 3
+    assert "selector=pair" in err.value.message and '{"a": $V}' in err.value.message
+    # ... and the suggestion works
+    found = compile_pattern('({"a": $V})', "js", selector="pair").find(b'x = {"a": 1, b: 2}')
+    assert [(m.start_byte, m.end_byte) for m in found] == [(5, 11)]
+
+
+@pytest.mark.parametrize(
+    ("pattern", "lang", "position"),
+    [("a = 1\nb = 2", "python", 6), ("$a + $a", "python", 0), ("  def $F(", "python", 9),
+     ("a();\nb();", "c", 5), ("foo(1, 2", "python", 8)],
+)  # fmt: skip
+def test_unparsable_patterns_report_a_position(pattern: str, lang: str, position: int) -> None:
+    with pytest.raises(InvalidQuery) as err:
+        compile_pattern(pattern, lang)
+    assert err.value.details["position"] == position
+    assert err.value.details["hint"]
+
+
+def test_bad_inputs() -> None:
+    with pytest.raises(Unsupported) as unsupported:
+        compile_pattern("foo($A)", "klingon")
+    assert "python" in unsupported.value.message and "klingon" in unsupported.value.message
+    with pytest.raises(InvalidQuery, match="empty"):
+        compile_pattern("  \n", "python")
+    with pytest.raises(InvalidQuery, match="strictness"):
+        compile_pattern("foo($A)", "python", strictness="loose")
+    with pytest.raises(InvalidQuery, match="stand alone"):
+        compile_pattern("$$$A", "python")
+    with pytest.raises(InvalidQuery, match="no_such_kind"):
+        compile_pattern("{$K: $V}", "python", selector="no_such_kind")
+    with pytest.raises(InvalidQuery, match="too long|limited"):
+        compile_pattern("foo(" + "a, " * 35_000 + "b)", "python")
+    assert MAX_PATTERN_CHARS == 20_000
+
+
+def test_aliases_are_accepted() -> None:
+    for alias, name in [("py", "python"), ("JS", "javascript"), ("ts", "typescript"),
+                        ("c++", "cpp"), ("cs", "csharp"), ("rs", "rust"), ("kt", "kotlin"),
+                        ("sh", "bash"), ("golang", "go")]:  # fmt: skip
+        assert compile_pattern("foo($A)", alias).lang == name
+
+
+def test_literals_are_required_tokens() -> None:
+    lits = compile_pattern("$OBJ.objects.filter($$$)", "python").literals
+    assert lits is not None and set(lits) == {(b"objects",), (b"filter",)}
+    assert compile_pattern("def $F($$$A): $$$B", "python").literals == ((b"def",),)
+    assert compile_pattern("$A + $B", "python").literals is None
+    assert compile_pattern("foo(1)", "python", strictness="signature").literals is None
+    assert compile_pattern("MyClass()", "python").literals == ((b"myclass",),)
+
+
+def test_literals_never_exclude_a_matching_file() -> None:
+    data = b"class A:\n    def Run(self):\n        return Helper.make(1, x=2)\n"
+    folded = data.lower()
+    for pattern in ["Helper.make($$$A)", "def $F(self): $$$B", "return $X", "$A.make($B, x=2)"]:
+        compiled = compile_pattern(pattern, "python")
+        assert compiled.find(data), pattern
+        for group in compiled.literals or ():
+            assert any(alt in folded for alt in group), (pattern, group)

@@ -12,6 +12,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import replace
 
+from sleuth.ast_search import TreeCache
 from sleuth.query.execute import Prepared, prepare
 from sleuth.query.index import IndexKeeper
 from sleuth.query.request import DEFAULT_LIMIT, SearchRequest
@@ -44,6 +45,8 @@ class Workbench:
         self._pager = SearchPager(self._registry)
         self._build_index = build_index
         self._index: IndexKeeper | None = None
+        # parse trees are worth keeping only in a process that answers many queries
+        self._trees = TreeCache() if build_index else None
         self._resolver = Resolver(
             self.workspace, self._registry, complete=self._complete, rerun=self._rerun
         )
@@ -56,8 +59,8 @@ class Workbench:
         if looks_like_ref(req.path):
             sel = self._resolver.resolve(req.path)
             ranges = [(r.path, r.start_byte, r.end_byte, r.stamp) for r in sel.ranges]
-            return prepare(self.workspace, req, None, ranges)
-        return prepare(self.workspace, req, self.index)
+            return prepare(self.workspace, req, None, ranges, self._trees)
+        return prepare(self.workspace, req, self.index, trees=self._trees)
 
     def _complete(self, row: ResultRow) -> ResultRow:
         return self._pager.complete(row, self._prepare(request_of(row)))

@@ -13,8 +13,10 @@ from dataclasses import dataclass, field, replace
 
 import xxhash
 
+from sleuth.ast_search import TreeCache
 from sleuth.errors import InvalidQuery, Unsupported
 from sleuth.model import Match, SkipCounts
+from sleuth.query.ast_mode import plan_ast
 from sleuth.query.index import IndexKeeper
 from sleuth.query.request import SearchRequest
 from sleuth.query.router import Route, route
@@ -127,6 +129,7 @@ def prepare(
     req: SearchRequest,
     index: IndexKeeper | None = None,
     scope_ranges: Sequence[ScopeRange] | None = None,
+    trees: TreeCache | None = None,
 ) -> Prepared:
     """Route, validate the scope and plan the search; no file content is read yet.
 
@@ -135,7 +138,7 @@ def prepare(
     """
     rt = route(req.query)
     if scope_ranges is not None:
-        return _prepare_in_ranges(ws, req, rt, scope_ranges)
+        return _prepare_in_ranges(ws, req, rt, scope_ranges, trees)
     scope = ws.validate_path(req.path)
     listing = ws.list_files(scope, req.include, req.exclude, any_size=rt.mode == "files")
     files = listing.files
@@ -155,7 +158,10 @@ def prepare(
         prepared.path_matches = [Match(path=p, text=p, score=s) for p, s in hits]
         prepared.ordered_by_score = pq.kind == "fuzzy"
         return prepared
-    if rt.mode == "regex":
+    if rt.mode == "ast":
+        source, prepared.files = plan_ast(rt.body, req, files, trees)
+        prepared.stages = [Stage("ast", None, source)]
+    elif rt.mode == "regex":
         prepared.stages = plan_regex(rt.body, case_sensitive=req.case_sensitive)
     else:
         prepared.stages, prepared.suggest = plan_text(rt.body, case_sensitive=req.case_sensitive)
@@ -166,14 +172,18 @@ def prepare(
 
 
 def _prepare_in_ranges(
-    ws: Workspace, req: SearchRequest, rt: Route, scope_ranges: Sequence[ScopeRange]
+    ws: Workspace,
+    req: SearchRequest,
+    rt: Route,
+    scope_ranges: Sequence[ScopeRange],
+    trees: TreeCache | None,
 ) -> Prepared:
     if req.include or req.exclude:
         raise Unsupported(
             "include/exclude cannot narrow a reference scope: the reference already selects "
             "exact ranges (SPEC §5)"
         )
-    if rt.mode not in ("text", "regex"):
+    if rt.mode not in ("text", "regex", "ast"):
         raise Unsupported(f"{rt.prefix or rt.mode} queries cannot run inside a reference scope yet")
     ranges: dict[str, list[tuple[int, int]]] = {}
     for path, start, end, _stamp in scope_ranges:
@@ -185,7 +195,10 @@ def _prepare_in_ranges(
         ws=ws, request=req, route=rt, scope=req.path, files=files, skipped=SkipCounts(),
         fingerprint=h.hexdigest(), ranges=ranges,
     )
-    if rt.mode == "regex":
+    if rt.mode == "ast":
+        source, prepared.files = plan_ast(rt.body, req, files, trees)
+        prepared.stages = [Stage("ast", None, source)]
+    elif rt.mode == "regex":
         prepared.stages = plan_regex(rt.body, case_sensitive=req.case_sensitive)
     else:
         prepared.stages, prepared.suggest = plan_text(rt.body, case_sensitive=req.case_sensitive)

@@ -28,7 +28,6 @@ _PREFIXES: tuple[tuple[str, Mode], ...] = (
 )
 
 _NOT_BUILT: dict[Mode, str] = {
-    "ast": "structural search (ast:) is not available in this build yet",
     "symbols": "symbol search (symbols:) needs the language-server bridge, not available yet",
     "symbol": "symbol:# needs the language-server bridge, not available yet",
     "graph": "graph: queries need the reference graph, not available yet",

@@ -13,12 +13,13 @@ from typing import Literal
 
 from sleuth.errors import SleuthError
 from sleuth.prefilter import Literals
+from sleuth.query.scan import SpanSource
 from sleuth.text_search.boolean import BoolNode, evaluate, is_boolean, parse_boolean
 from sleuth.text_search.matchers import Matcher, literal_matcher, regex_matcher
 
 __all__ = ["Stage", "MatcherSource", "BooleanSource", "plan_text", "plan_regex", "TextMode"]
 
-TextMode = Literal["literal", "regex", "boolean", "broadened"]
+TextMode = Literal["literal", "regex", "boolean", "broadened", "ast"]
 
 
 class MatcherSource:
@@ -97,7 +98,7 @@ class Stage:
 
     mode: TextMode
     fallback: str | None
-    source: MatcherSource | BooleanSource
+    source: SpanSource
     broadened: bool = False
 
 

@@ -72,6 +72,9 @@ class Engine(Protocol):
         lang: str | None = None,
         navigation: str | None = None,
         case_sensitive: bool = True,
+        selector: str | None = None,
+        strictness: str | None = None,
+        depth: int | None = None,
     ) -> Result: ...
 
     def read(self, target: str, *, offset: int | None = None,
@@ -133,6 +136,13 @@ def _search_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--context", type=int, default=1, metavar="N", help="context lines")
     parser.add_argument("--lang", default=None, help="language for ast: and symbols: queries")
     parser.add_argument("--navigation", default=None, choices=["references"])
+    parser.add_argument("--selector", default=None, metavar="KIND",
+                        help="ast: the node kind to report inside a context pattern")
+    parser.add_argument("--strictness", default=None,
+                        choices=["cst", "smart", "ast", "relaxed", "signature"],
+                        help="ast: how strictly the pattern must match (default smart)")
+    parser.add_argument("--depth", type=int, default=None, metavar="N",
+                        help="graph: how far to follow dependents")
     parser.add_argument("-i", "--ignore-case", action="store_true", help="case-insensitive")
 
 
@@ -148,6 +158,9 @@ def _search_request(ns: argparse.Namespace) -> SearchRequest:
         lang=ns.lang,
         navigation=ns.navigation,
         case_sensitive=not ns.ignore_case,
+        selector=ns.selector,
+        strictness=ns.strictness,
+        depth=ns.depth,
     )
 
 
@@ -164,6 +177,9 @@ def run_search(engine: Engine, request: SearchRequest) -> dict[str, Any]:
         lang=request.lang,
         navigation=request.navigation,
         case_sensitive=request.case_sensitive,
+        selector=request.selector,
+        strictness=request.strictness,
+        depth=request.depth,
     ).to_json()
 
 

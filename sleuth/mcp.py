@@ -156,6 +156,11 @@ class SleuthTools:
         case_sensitive: bool = True,
         lang: Annotated[str | None, Field(description="language for ast:/symbols:")] = None,
         navigation: Annotated[str | None, Field(description="'references' with symbols:")] = None,
+        selector: Annotated[str | None, Field(description="ast: node kind to report inside a "
+                                                          "context pattern")] = None,
+        strictness: Annotated[str | None, Field(description="ast: cst|smart|ast|relaxed|"
+                                                            "signature")] = None,
+        depth: Annotated[int | None, Field(description="graph: dependents depth")] = None,
     ) -> CallToolResult:
         """Search the workspace: literal text (falls back to regex, then words), or a prefixed
         query. Answers the result id (SEARCH#H) and one line per match (path:line:col #n text);
@@ -164,6 +169,7 @@ class SleuthTools:
             lambda: SearchRequest.build(
                 query, path=path, include=include, exclude=exclude, limit=limit, cursor=cursor,
                 context=context, lang=lang, navigation=navigation, case_sensitive=case_sensitive,
+                selector=selector, strictness=strictness, depth=depth,
             ),
             run_search,
             render.search_compact,

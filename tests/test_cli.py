@@ -284,7 +284,7 @@ def test_mcp_search_tool_schema_matches_cli_options() -> None:
     assert [t.name for t in tools] == ["search", "read", "select"]
     props = set(tools[0].input_schema["properties"])
     assert props == {"query", "path", "include", "exclude", "limit", "cursor", "context",
-                     "case_sensitive", "lang", "navigation"}
+                     "case_sensitive", "lang", "navigation", "selector", "strictness", "depth"}
     assert tools[0].input_schema["required"] == ["query"]
 
 

@@ -47,7 +47,8 @@ class Selection:
     refreshed: bool = False
     complete: bool = True
     broadened: bool = False
-    whole_files: list[str] = field(default_factory=list)
+    texts: dict[str, FileText] = field(default_factory=dict, repr=False)
+    """The file contents the stamps were checked against (so callers need not read again)."""
 
 
 def line_range(ft: FileText, start: int, end: int) -> tuple[int, int, int, int]:
@@ -141,6 +142,7 @@ class Resolver:
             result_id=row.id,
             complete=row.complete,
             broadened=row.broadened,
+            texts=seen,
         )
 
     # -- :all references: completed, and re-run when stale ---------------------------------
@@ -182,6 +184,7 @@ class Resolver:
             refreshed=refreshed,
             complete=row.complete,
             broadened=row.broadened,
+            texts={p: ft for p, ft in current.items() if ft is not None},
         )
 
 

@@ -101,7 +101,12 @@ class Views:
         count = len(ft.line_starts) - (1 if ft.data.endswith(b"\n") and len(ft.line_starts) > 1 else 0)
         s, _ = ft.line_span(1)
         _, e = ft.line_span(max(1, count))
-        return Selection(source=target, ranges=[Range(rel, s, e, 1, max(1, count), ft.stamp)], result_id="")
+        return Selection(
+            source=target,
+            ranges=[Range(rel, s, e, 1, max(1, count), ft.stamp)],
+            result_id="",
+            texts={rel: ft},
+        )
 
     def _window(self, sel: Selection, first: int, limit: int | None) -> tuple[Selection, bool]:
         """Clip every range to lines ``first`` .. ``first + limit - 1`` (default cap on size)."""
@@ -118,7 +123,7 @@ class Views:
             if (lo, hi) == (r.line, r.end_line):
                 out.append(r)
                 continue
-            ft = self._current(r)
+            ft = sel.texts.get(r.path) or self._current(r)
             s = r.start_byte if lo == r.line else ft.line_span(lo)[0]
             e = r.end_byte if hi == r.end_line else ft.line_span(hi)[1]
             out.append(Range(r.path, s, e, lo, hi, r.stamp))
@@ -175,10 +180,11 @@ class Views:
         result_id = f"RESULT#{xxhash.xxh3_64_hexdigest(key.encode())[:8]}"
         texts: list[dict[str, Any]] = []
         rows: list[MatchRow] = []
-        cache: dict[str, FileText] = {}
+        cache = dict(sel.texts)
         for n, r in enumerate(sel.ranges, start=1):
-            ft = cache.get(r.path) or self._current(r)
-            cache[r.path] = ft
+            ft = cache.get(r.path)
+            if ft is None or ft.stamp != r.stamp:
+                ft = cache[r.path] = self._current(r)
             entry = {
                 "path": r.path,
                 "line": r.line,

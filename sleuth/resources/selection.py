@@ -35,6 +35,8 @@ class Range:
     line: int
     end_line: int
     stamp: str
+    lines: bool = False
+    """Whole lines (``:line`` references, path reads): deleting them removes their line breaks."""
 
 
 @dataclass
@@ -123,9 +125,10 @@ class Resolver:
             return Range(row.path, ft.body_offset, len(ft.data), 1, end_line, ft.stamp)
         if unit == "line":
             s, e, line, end_line = line_range(ft, row.start_byte, row.end_byte)
-            return Range(row.path, s, e, line, end_line, ft.stamp)
+            return Range(row.path, s, e, line, end_line, ft.stamp, lines=True)
         return Range(
-            row.path, row.start_byte, row.end_byte, row.line or 1, row.end_line or 1, row.stamp
+            row.path, row.start_byte, row.end_byte, row.line or 1, row.end_line or 1, row.stamp,
+            lines=bool(row.body.get("lines")),
         )
 
     def _single(self, ref: Ref, row: ResultRow, rows: Sequence[MatchRow], unit: Unit) -> Selection:
@@ -214,7 +217,7 @@ def _merge(ranges: list[Range]) -> list[Range]:
             last = out[-1]
             out[-1] = Range(
                 last.path, last.start_byte, max(last.end_byte, r.end_byte), last.line,
-                max(last.end_line, r.end_line), last.stamp,
+                max(last.end_line, r.end_line), last.stamp, last.lines and r.lines,
             )
         elif out and out[-1] == r:
             continue

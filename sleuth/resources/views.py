@@ -84,7 +84,7 @@ class Views:
             if truncated
             else None
         )
-        return self._register(sel, "read", {"offset": offset, "limit": limit}, reason)
+        return self.register(sel, "read", {"offset": offset, "limit": limit}, reason)
 
     def _path_selection(self, target: str) -> Selection:
         rel = self._ws.validate_path(target)
@@ -103,7 +103,7 @@ class Views:
         _, e = ft.line_span(max(1, count))
         return Selection(
             source=target,
-            ranges=[Range(rel, s, e, 1, max(1, count), ft.stamp)],
+            ranges=[Range(rel, s, e, 1, max(1, count), ft.stamp, lines=True)],
             result_id="",
             texts={rel: ft},
         )
@@ -126,7 +126,7 @@ class Views:
             ft = sel.texts.get(r.path) or self._current(r)
             s = r.start_byte if lo == r.line else ft.line_span(lo)[0]
             e = r.end_byte if hi == r.end_line else ft.line_span(hi)[1]
-            out.append(Range(r.path, s, e, lo, hi, r.stamp))
+            out.append(Range(r.path, s, e, lo, hi, r.stamp, r.lines))
         sel.ranges = out
         return sel, truncated
 
@@ -169,11 +169,13 @@ class Views:
                 ranges.append(sel.ranges[i - 1])
         sel = Selection(source=ref, ranges=sorted(set(ranges)), result_id=row.id,
                         complete=row.complete, broadened=row.broadened)
-        return self._register(sel, "select", {"items": list(items)}, None)
+        return self.register(sel, "select", {"items": list(items)}, None)
 
     # -- registering ------------------------------------------------------------------------
 
-    def _register(self, sel: Selection, kind: str, options: dict[str, Any], reason: str | None) -> ReadResult:
+    def register(
+        self, sel: Selection, kind: str, options: dict[str, Any], reason: str | None
+    ) -> ReadResult:
         key = json.dumps(
             [sel.source, kind, options, [(r.path, r.start_byte, r.end_byte, r.stamp) for r in sel.ranges]]
         )
@@ -194,7 +196,8 @@ class Views:
                 "text": _text(ft, r),
             }
             texts.append(entry)
-            rows.append(MatchRow(n, r.path, r.start_byte, r.end_byte, r.line, r.end_line, r.stamp, {}))
+            body = {"lines": True} if r.lines else {}
+            rows.append(MatchRow(n, r.path, r.start_byte, r.end_byte, r.line, r.end_line, r.stamp, body))
         complete = sel.complete and reason is None
         self._registry.put_result(
             ResultRow(

@@ -11,8 +11,11 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from dataclasses import replace
+from typing import Literal
 
 from sleuth.ast_search import TreeCache
+from sleuth.edit.journal import recover
+from sleuth.edit.operations import Editor
 from sleuth.query.execute import Prepared, prepare
 from sleuth.query.index import IndexKeeper
 from sleuth.query.request import DEFAULT_LIMIT, SearchRequest
@@ -51,6 +54,8 @@ class Workbench:
             self.workspace, self._registry, complete=self._complete, rerun=self._rerun
         )
         self._views = Views(self.workspace, self._registry, self._resolver)
+        self._editor = Editor(self.workspace, self._resolver, self._views)
+        recover(self.workspace)  # finish or roll back an edit a crash interrupted (SPEC §9)
 
     # -- plumbing between the registry and the query layer ----------------------------------
 
@@ -129,6 +134,32 @@ class Workbench:
     def select(self, ref: str, items: Sequence[int]) -> ReadResult:
         """Register the matches ``items`` (their ``#n``) of result ``ref`` as a RESULT#."""
         return self._views.select(ref, items)
+
+    # -- edits (SPEC §9): stamps checked first, all files or none -----------------------------
+
+    def replace(self, ref: str, text: str) -> ReadResult:
+        """Replace every range ``ref`` selects with ``text``."""
+        return self._editor.replace(ref, text)
+
+    def insert(self, ref: str, text: str, *, where: Literal["before", "after"] = "before") -> ReadResult:
+        """Insert ``text`` before (or after) every range ``ref`` selects."""
+        return self._editor.insert(ref, text, where)
+
+    def delete(self, ref: str) -> ReadResult:
+        """Delete every range ``ref`` selects (whole lines with their line breaks)."""
+        return self._editor.delete(ref)
+
+    def copy(self, ref: str, *, to: str) -> ReadResult:
+        """Copy the selected text to ``to`` (a reference or ``PATH:LINE``)."""
+        return self._editor.copy(ref, to)
+
+    def move(self, ref: str, *, to: str) -> ReadResult:
+        """Move the selected text to ``to`` (a reference or ``PATH:LINE``)."""
+        return self._editor.move(ref, to)
+
+    def undo(self, result: str) -> ReadResult:
+        """Restore the bytes an edit replaced, while its files still hold what it wrote."""
+        return self._editor.undo(result)
 
     def index_now(self) -> int:
         """Build or refresh the on-disk trigram index in the foreground (``sleuth index``)."""

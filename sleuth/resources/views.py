@@ -37,6 +37,8 @@ class ReadResult:
     complete: bool
     ranges: list[dict[str, Any]]
     incomplete_reason: str | None = None
+    changed: list[str] | None = None
+    diff: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -48,6 +50,10 @@ class ReadResult:
         if self.incomplete_reason:
             out["incomplete_reason"] = self.incomplete_reason
         out["ranges"] = self.ranges
+        if self.changed is not None:
+            out["changed"] = self.changed
+        if self.diff is not None:
+            out["diff"] = self.diff
         return out
 
 

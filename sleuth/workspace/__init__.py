@@ -6,9 +6,9 @@ them with ``Workspace.read``; nothing above this package opens workspace files f
 
 from __future__ import annotations
 
-from sleuth.workspace.reader import stamp_bytes
+from sleuth.workspace.reader import encoding_of, stamp_bytes
 from sleuth.workspace.text import FileText
 from sleuth.workspace.walker import FileEntry, FileList
 from sleuth.workspace.workspace import Workspace
 
-__all__ = ["Workspace", "FileEntry", "FileList", "FileText", "stamp_bytes"]
+__all__ = ["Workspace", "FileEntry", "FileList", "FileText", "stamp_bytes", "encoding_of"]

@@ -1,0 +1,346 @@
+"""Edits through references (SPEC §9): replace, insert, delete, copy, move, undo.
+
+Every operation resolves its reference to a selection (stamps already checked by the
+resolver), refuses what is unsafe — a broadened result, an ``:all`` of an incomplete result
+(``unsafe_selection``), overlapping ranges (``conflict``), text that would break a UTF-8 file —
+computes the new bytes of each file with its ranges applied from the end backwards, and hands
+them to ``journal.commit``, which writes all files or none. Inserted text takes the file's line
+endings (CRLF stays CRLF); bytes outside the ranges, the BOM and the file mode are untouched.
+
+Each edit answers a ``RESULT#`` selecting exactly the resulting text (a delete selects the empty
+position) and keeps what ``undo`` needs in ``.sleuth/undo/``.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from sleuth.edit.journal import FileChange, commit
+from sleuth.errors import Conflict, InvalidPath, InvalidQuery, NotFound, UnsafeSelection
+from sleuth.resources.refs import looks_like_ref, parse_ref
+from sleuth.resources.selection import Range, Resolver, Selection
+from sleuth.resources.views import ReadResult, Views
+from sleuth.workspace import FileText, Workspace, encoding_of, stamp_bytes
+
+__all__ = ["Editor", "MAX_EDIT_TEXT"]
+
+MAX_EDIT_TEXT = 16 * 1024 * 1024
+_TARGET = re.compile(r"(?P<path>.+):(?P<line>[1-9][0-9]*)")
+
+
+@dataclass
+class _Splice:
+    start: int
+    end: int
+    text: bytes
+    lines: bool = False
+
+
+@dataclass
+class _FilePlan:
+    ft: FileText
+    splices: list[_Splice] = field(default_factory=list)
+
+
+def _crlf(data: bytes) -> bool:
+    crlf = data.count(b"\r\n")
+    return crlf > 0 and crlf * 2 >= data.count(b"\n")
+
+
+def _encode(text: str, ft: FileText) -> bytes:
+    text = text.replace("\r\n", "\n")
+    if _crlf(ft.data):
+        text = text.replace("\n", "\r\n")
+    return text.encode("utf-8")
+
+
+def _check_text(text: object) -> str:
+    if not isinstance(text, str):
+        raise InvalidQuery("the edit text must be a string")
+    if len(text) > MAX_EDIT_TEXT:
+        raise InvalidQuery(
+            f"edit text too large ({len(text)} characters, at most {MAX_EDIT_TEXT}): "
+            "nothing was written",
+            details={"length": len(text), "max": MAX_EDIT_TEXT},
+        )
+    return text
+
+
+class Editor:
+    """The only writer of workspace files."""
+
+    def __init__(self, ws: Workspace, resolver: Resolver, views: Views) -> None:
+        self._ws = ws
+        self._resolver = resolver
+        self._views = views
+
+    # -- selections -------------------------------------------------------------------------
+
+    def _selection(self, ref: str) -> Selection:
+        if not isinstance(ref, str) or not looks_like_ref(ref):
+            raise InvalidQuery(
+                f"edits go through references: pass a SEARCH#… or RESULT#… reference, not {ref!r}"
+            )
+        parsed = parse_ref(ref)
+        sel = self._resolver.resolve(ref)
+        if sel.broadened:
+            raise UnsafeSelection(
+                f"{ref} comes from a broadened search (each word on its own): its matches are "
+                "location hints, not a safe selection; search for the exact text and edit "
+                "through that reference",
+                details={"reference": ref},
+            )
+        if not sel.complete and (parsed.is_all or parsed.kind == "result"):
+            raise UnsafeSelection(
+                f"{ref} selects the matches of an incomplete result (not every file was "
+                "searched): edit single matches, or narrow the search until it is complete",
+                details={"reference": ref},
+            )
+        return sel
+
+    def _file(self, sel: Selection, path: str) -> FileText:
+        ft = sel.texts.get(path)
+        if ft is None:
+            raise NotFound(f"{path} is no longer readable; re-run the search")
+        return ft
+
+    def _target(self, to: str) -> tuple[str, int, FileText, bool]:
+        """(path, byte offset, content, at a line start) of a copy/move target."""
+        if looks_like_ref(to):
+            sel = self._resolver.resolve(to)
+            if len(sel.ranges) != 1:
+                raise InvalidQuery(f"the target {to} must select one range, it selects {len(sel.ranges)}")
+            r = sel.ranges[0]
+            return r.path, r.start_byte, self._file(sel, r.path), r.lines
+        m = _TARGET.fullmatch(to) if isinstance(to, str) else None
+        if m is None:
+            raise InvalidQuery(f"a target is a reference or PATH:LINE, got {to!r}")
+        rel = self._ws.validate_path(m.group("path"))
+        ft = self._ws.read(rel)
+        if ft is None:
+            raise InvalidPath(f"{rel} is not a text file sleuth can edit", details={"path": rel})
+        line = int(m.group("line"))
+        count = len(ft.line_starts)
+        if line > count + (0 if ft.data.endswith(b"\n") or not ft.data else 1):
+            raise InvalidQuery(f"{rel} has {count} lines: the target line must be at most {count}")
+        offset = ft.line_starts[line - 1] if line <= count else len(ft.data)
+        if line == 1:
+            offset = max(offset, ft.body_offset)
+        return rel, offset, ft, True
+
+    # -- operations -------------------------------------------------------------------------
+
+    def replace(self, ref: str, text: str) -> ReadResult:
+        text = _check_text(text)
+        sel = self._selection(ref)
+        plans = self._plans(sel)
+        for r in sel.ranges:
+            plans[r.path].splices.append(_Splice(r.start_byte, r.end_byte, _encode(text, plans[r.path].ft)))
+        return self._apply(ref, plans, "replace")
+
+    def insert(self, ref: str, text: str, where: Literal["before", "after"] = "before") -> ReadResult:
+        text = _check_text(text)
+        if where not in ("before", "after"):
+            raise InvalidQuery(f"where must be 'before' or 'after', got {where!r}")
+        sel = self._selection(ref)
+        plans = self._plans(sel)
+        for r in sel.ranges:
+            at = r.start_byte if where == "before" else r.end_byte
+            plans[r.path].splices.append(_Splice(at, at, _encode(text, plans[r.path].ft)))
+        return self._apply(ref, plans, "insert")
+
+    def delete(self, ref: str) -> ReadResult:
+        sel = self._selection(ref)
+        plans = self._plans(sel)
+        for r in sel.ranges:
+            plans[r.path].splices.append(_Splice(r.start_byte, r.end_byte, b"", lines=r.lines))
+        return self._apply(ref, plans, "delete")
+
+    def copy(self, ref: str, to: str) -> ReadResult:
+        return self._copy(ref, to, move=False)
+
+    def move(self, ref: str, to: str) -> ReadResult:
+        return self._copy(ref, to, move=True)
+
+    def _copy(self, ref: str, to: str, *, move: bool) -> ReadResult:
+        sel = self._selection(ref)
+        path, offset, target_ft, at_line_start = self._target(to)
+        pieces = [self._file(sel, r.path).data[r.start_byte : r.end_byte] for r in sel.ranges]
+        all_lines = all(r.lines for r in sel.ranges)
+        blob = (b"\n" if all_lines else b"").join(pieces).decode("utf-8", errors="surrogateescape")
+        if at_line_start and all_lines and not blob.endswith("\n"):
+            blob += "\n"
+        if at_line_start and offset == len(target_ft.data) and target_ft.data and not target_ft.data.endswith(b"\n"):
+            blob = "\n" + blob.rstrip("\n")
+        plans = self._plans(sel) if move else {}
+        if path not in plans:
+            plans[path] = _FilePlan(target_ft)
+        elif plans[path].ft.stamp != target_ft.stamp:
+            raise Conflict(f"{path} changed while the edit was prepared; try again")
+        if move:
+            for r in sel.ranges:
+                if r.path == path and r.start_byte < offset < r.end_byte:
+                    raise Conflict(f"cannot move {ref} into itself ({path})")
+                plans[r.path].splices.append(_Splice(r.start_byte, r.end_byte, b"", lines=r.lines))
+        text = blob.encode("utf-8", errors="surrogateescape")
+        if _crlf(target_ft.data):
+            text = text.replace(b"\r\n", b"\n").replace(b"\n", b"\r\n")
+        plans[path].splices.append(_Splice(offset, offset, text))
+        return self._apply(ref, plans, "move" if move else "copy", keep_empty=False)
+
+    # -- planning and applying ---------------------------------------------------------------
+
+    def _plans(self, sel: Selection) -> dict[str, _FilePlan]:
+        plans: dict[str, _FilePlan] = {}
+        for r in sel.ranges:
+            if r.path not in plans:
+                plans[r.path] = _FilePlan(self._file(sel, r.path))
+        return plans
+
+    def _apply(self, ref: str, plans: dict[str, _FilePlan], kind: str, keep_empty: bool = True) -> ReadResult:
+        changes: list[FileChange] = []
+        results: list[Range] = []
+        texts: dict[str, FileText] = {}
+        for path in sorted(plans):
+            plan = plans[path]
+            new, spans = _splice(plan.ft, plan.splices)
+            if plan.ft.encoding != "binary-safe" and encoding_of(new) == "binary-safe":
+                raise UnsafeSelection(
+                    f"the edit would leave invalid UTF-8 in {path} (a range splits a character); "
+                    "nothing was written",
+                    details={"path": path},
+                )
+            if new == plan.ft.data:
+                continue
+            changes.append(FileChange(path, plan.ft.stamp, plan.ft.data, new))
+            new_ft = FileText(path, new, stamp_bytes(new), encoding_of(new))
+            texts[path] = new_ft
+            for s, e, inserted in spans:
+                if keep_empty or inserted:
+                    line, _, end_line, _ = new_ft.locate(s, e)
+                    results.append(Range(path, s, e, line, end_line, new_ft.stamp))
+        if not changes:
+            raise Conflict(f"{ref}: the edit changes nothing (the text is already there)")
+        commit(self._ws, changes)
+        sel = Selection(source=ref, ranges=sorted(results), result_id="", texts=texts)
+        answer = self._views.register(sel, kind, {"ref": ref}, None)
+        self._save_undo(answer.result, changes)
+        answer.changed = [c.path for c in changes]
+        answer.diff = unified_diff(changes)
+        return answer
+
+    # -- undo -------------------------------------------------------------------------------
+
+    def _undo_dir(self, result_id: str) -> str:
+        return os.path.join(self._ws.state_dir, "undo", result_id.removeprefix("RESULT#"))
+
+    def _save_undo(self, result_id: str, changes: Sequence[FileChange]) -> None:
+        folder = self._undo_dir(result_id)
+        os.makedirs(folder, exist_ok=True)
+        files = []
+        for i, change in enumerate(changes):
+            with open(os.path.join(folder, f"{i}.old"), "wb") as fh:
+                fh.write(change.old)
+            files.append({"path": change.path, "old": f"{i}.old", "new_stamp": stamp_bytes(change.new)})
+        with open(os.path.join(folder, "undo.json"), "w") as fh:
+            json.dump({"files": files}, fh)
+
+    def undo(self, result_id: str) -> ReadResult:
+        parsed = parse_ref(result_id)
+        if parsed.kind != "result":
+            raise InvalidQuery(f"undo takes the RESULT# an edit answered, got {result_id}")
+        folder = self._undo_dir(parsed.result_id)
+        try:
+            with open(os.path.join(folder, "undo.json")) as fh:
+                manifest = json.load(fh)
+        except FileNotFoundError:
+            raise NotFound(f"{result_id} is not an edit that can be undone (or was undone already)") from None
+        changes = []
+        moved = []
+        for entry in manifest["files"]:
+            path = entry["path"]
+            with open(os.path.join(folder, entry["old"]), "rb") as fh:
+                old = fh.read()
+            current = (self._ws.root / path).read_bytes() if (self._ws.root / path).exists() else None
+            if current is None or stamp_bytes(current) != entry["new_stamp"]:
+                moved.append(path)
+                continue
+            changes.append(FileChange(path, entry["new_stamp"], current, old))
+        if moved:
+            raise Conflict(
+                f"cannot undo {result_id}: {', '.join(moved)} changed after the edit; nothing "
+                "was written",
+                details={"files": moved},
+            )
+        commit(self._ws, changes)
+        ranges = []
+        texts = {}
+        for change in changes:
+            ft = FileText(change.path, change.new, stamp_bytes(change.new), encoding_of(change.new))
+            texts[change.path] = ft
+            end_line = max(1, len(ft.line_starts) - (1 if ft.data.endswith(b"\n") else 0))
+            ranges.append(Range(change.path, ft.body_offset, len(ft.data), 1, end_line, ft.stamp))
+        os.rename(folder, folder + ".undone")
+        answer = self._views.register(
+            Selection(source=result_id, ranges=ranges, result_id="", texts=texts), "undo",
+            {"ref": result_id}, None,
+        )
+        answer.changed = [c.path for c in changes]
+        answer.diff = unified_diff(changes)
+        return answer
+
+
+_DIFF_MAX_BYTES = 2 * 1024 * 1024
+
+
+def unified_diff(changes: Sequence[FileChange]) -> str:
+    """A unified diff of ``changes`` (``a/``, ``b/`` prefixes), for people and agents."""
+    parts = []
+    for c in changes:
+        if len(c.old) + len(c.new) > _DIFF_MAX_BYTES:
+            parts.append(f"--- a/{c.path}\n+++ b/{c.path}\n@@ (file too large to diff here) @@\n")
+            continue
+        old = c.old.decode("utf-8", errors="replace").splitlines(keepends=True)
+        new = c.new.decode("utf-8", errors="replace").splitlines(keepends=True)
+        lines = difflib.unified_diff(old, new, f"a/{c.path}", f"b/{c.path}")
+        parts.append("".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines))
+    return "".join(parts)
+
+
+def _splice(ft: FileText, splices: list[_Splice]) -> tuple[bytes, list[tuple[int, int, bool]]]:
+    """Apply splices (end first); the new bytes and each splice's (start, end, inserted) after."""
+    data = ft.data
+    ordered = sorted(splices, key=lambda s: (s.start, s.end))
+    for sp in ordered:
+        if sp.lines and sp.text == b"" and sp.end < len(data):
+            # deleting whole lines removes their line break too
+            if data[sp.end : sp.end + 2] == b"\r\n":
+                sp.end += 2
+            elif data[sp.end : sp.end + 1] == b"\n":
+                sp.end += 1
+    for a, b in zip(ordered, ordered[1:], strict=False):
+        if b.start < a.end:
+            raise Conflict(
+                f"overlapping ranges in {ft.path} (bytes {a.start}-{a.end} and {b.start}-{b.end}): "
+                "one edit cannot change the same text twice; select fewer matches",
+                details={"path": ft.path},
+            )
+    out = []
+    pos = 0
+    shift = 0
+    result = []
+    for sp in ordered:
+        out.append(data[pos : sp.start])
+        out.append(sp.text)
+        pos = sp.end
+        start = sp.start + shift
+        result.append((start, start + len(sp.text), bool(sp.text)))
+        shift += len(sp.text) - (sp.end - sp.start)
+    out.append(data[pos:])
+    return b"".join(out), result

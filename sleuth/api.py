@@ -65,7 +65,10 @@ class Workbench:
             sel = self._resolver.resolve(req.path)
             ranges = [(r.path, r.start_byte, r.end_byte, r.stamp) for r in sel.ranges]
             return prepare(self.workspace, req, None, ranges, self._trees)
-        return prepare(self.workspace, req, self.index, trees=self._trees)
+        # a one-shot process (the CLI) neither loads nor builds the index: loading it costs more
+        # than the scan it would save (benchmarks/RESULTS.md)
+        index = self.index if self._build_index else None
+        return prepare(self.workspace, req, index, trees=self._trees)
 
     def _complete(self, row: ResultRow) -> ResultRow:
         return self._pager.complete(row, self._prepare(request_of(row)))

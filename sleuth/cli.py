@@ -4,7 +4,12 @@ Faces are thin (DESIGN): ``parse_args`` turns argv into a frozen ``Invocation`` 
 engine), then one ``Workbench`` runs the verb and the answer is printed either exactly as its
 JSON (``--json``) or through ``sleuth.render``. Each verb is one entry of ``VERBS`` — a small
 function to add its arguments, one to build its request, one to run it and one to render it —
-so a verb (``search``, ``read``, ``select``, ``index``) is one table entry.
+so a verb (``search``, ``read``, ``select``, ``index``, and the edits ``replace``, ``insert``,
+``delete``, ``copy``, ``move``, ``undo``) is one table entry.
+
+The text of ``replace``/``insert`` comes from ``--text``, ``--text-file`` or stdin; reading it
+is input, not workspace I/O, so the request builder does it (capped at the engine's limit and
+decoded as strict UTF-8, used byte for byte: a trailing newline on stdin is part of the text).
 
 Every failure goes through ``report_error`` (the one SleuthError -> output mapping of this
 face): with ``--json`` the SPEC §3.5 object on stdout and a line on stderr, otherwise
@@ -22,12 +27,13 @@ import sys
 import traceback
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, NoReturn, Protocol, TextIO
+from functools import partial
+from typing import Any, BinaryIO, Literal, NoReturn, Protocol, TextIO, get_args
 
 from rich.text import Text
 
 from sleuth import render
-from sleuth.errors import Cancelled, Internal, InvalidQuery, SleuthError
+from sleuth.errors import Cancelled, Internal, InvalidPath, InvalidQuery, SleuthError
 from sleuth.query.request import SearchRequest
 
 __all__ = [
@@ -44,9 +50,14 @@ __all__ = [
     "run_read",
     "run_select",
     "run_index",
+    "run_edit",
     "ReadRequest",
     "SelectRequest",
     "IndexRequest",
+    "EditRequest",
+    "EditVerb",
+    "EDIT_VERBS",
+    "read_text_input",
 ]
 
 
@@ -83,6 +94,19 @@ class Engine(Protocol):
     def select(self, ref: str, items: Sequence[int]) -> Result: ...
 
     def index_now(self) -> int: ...
+
+    def replace(self, ref: str, text: str) -> Result: ...
+
+    def insert(self, ref: str, text: str, *,
+               where: Literal["before", "after"] = "before") -> Result: ...
+
+    def delete(self, ref: str) -> Result: ...
+
+    def copy(self, ref: str, *, to: str) -> Result: ...
+
+    def move(self, ref: str, *, to: str) -> Result: ...
+
+    def undo(self, result: str) -> Result: ...
 
     def close(self) -> None: ...
 
@@ -285,6 +309,177 @@ def run_index(engine: Engine, request: IndexRequest) -> dict[str, Any]:
     return {"indexed": engine.index_now(), "path": f"{STATE_DIR}/{INDEX_FILE}"}
 
 
+# --- edits: replace / insert / delete / copy / move / undo (SPEC §9) ------------------------
+
+EditVerb = Literal["replace", "insert", "delete", "copy", "move", "undo"]
+EDIT_VERBS: tuple[EditVerb, ...] = get_args(EditVerb)
+Where = Literal["before", "after"]
+
+
+def _text_cap() -> int:
+    """The engine's cap on edit text (imported late: ``--help`` stays instant)."""
+    from sleuth.edit.operations import MAX_EDIT_TEXT
+
+    return MAX_EDIT_TEXT
+
+
+def _non_empty(value: object, what: str) -> str:
+    if not isinstance(value, str) or not value:
+        raise InvalidQuery(what)
+    return value
+
+
+@dataclass(frozen=True)
+class EditRequest:
+    """One edit: the verb, the reference it goes through, and its text / place / target.
+
+    ``text`` is used by ``replace`` and ``insert`` (``where`` by ``insert``), ``to`` by ``copy``
+    and ``move``; ``ref`` is the ``RESULT#`` of an earlier edit for ``undo``."""
+
+    verb: EditVerb
+    ref: str
+    text: str = ""
+    where: Where = "before"
+    to: str = ""
+
+    @classmethod
+    def build(cls, verb: str, ref: str, *, text: str | None = None, where: str = "before",
+              to: str | None = None) -> EditRequest:
+        """Validate one edit's arguments (no I/O); ``invalid_query`` names what is wrong."""
+        if verb not in EDIT_VERBS:
+            raise InvalidQuery(f"unknown edit {verb!r}: one of {', '.join(EDIT_VERBS)}")
+        if verb == "undo":
+            ref = _non_empty(ref, "undo needs the RESULT# an edit answered, e.g. RESULT#1a2b3c4d")
+        else:
+            ref = _non_empty(ref, f"{verb} needs a reference, e.g. SEARCH#1a2b3c4d:2:match")
+        if verb in ("replace", "insert"):
+            if not isinstance(text, str):
+                raise InvalidQuery(f"{verb} needs the text (--text, --text-file or stdin)")
+            cap = _text_cap()
+            if len(text) > cap:
+                raise InvalidQuery(
+                    f"edit text too large ({len(text)} characters, at most {cap}): "
+                    "nothing was written", details={"length": len(text), "max": cap})
+        elif text is not None:
+            raise InvalidQuery(f"{verb} takes no text")
+        if where not in ("before", "after"):
+            raise InvalidQuery(f"where must be 'before' or 'after', got {where!r}")
+        if verb in ("copy", "move"):
+            to = _non_empty(to, f"{verb} needs a target: --to REF or --to PATH:LINE")
+        elif to is not None:
+            raise InvalidQuery(f"{verb} takes no target")
+        return cls(verb, ref, text or "", "after" if where == "after" else "before", to or "")
+
+
+def read_text_input(text_file: str | None, stdin: BinaryIO | None = None) -> str:
+    """The text of ``--text-file F`` (``-`` is stdin), or of stdin when ``text_file`` is None.
+
+    Read byte for byte, at most the engine's cap (``invalid_query`` past it, before anything is
+    written), decoded as strict UTF-8. A terminal on stdin is refused instead of waited on."""
+    cap = _text_cap()
+    if text_file is None or text_file == "-":
+        stream = stdin if stdin is not None else getattr(sys.stdin, "buffer", None)
+        if stream is None:
+            raise InvalidQuery("no text: pass --text, --text-file, or pipe the text to stdin")
+        isatty = getattr(stream, "isatty", None)
+        if isatty is not None and isatty():
+            raise InvalidQuery("no text: pass --text or --text-file, or pipe the text to stdin")
+        data = stream.read(cap + 1)
+        source = "stdin"
+    else:
+        try:
+            with open(text_file, "rb") as fh:
+                data = fh.read(cap + 1)
+        except OSError as exc:
+            raise InvalidPath(f"cannot read --text-file {text_file}: {exc.strerror or exc}",
+                              details={"path": text_file}) from exc
+        source = text_file
+    if len(data) > cap:
+        raise InvalidQuery(f"the text from {source} is over {cap} bytes: nothing was written",
+                           details={"max": cap})
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidQuery(f"the text from {source} is not UTF-8 (byte {exc.start}): "
+                           "nothing was written", details={"offset": exc.start}) from exc
+
+
+def _ref_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("ref", metavar="REF",
+                        help="what to edit: SEARCH#H:N:match, SEARCH#H:all:line, RESULT#ID ...")
+
+
+def _text_arguments(parser: argparse.ArgumentParser) -> None:
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument("--text", default=None, metavar="T", help="the new text")
+    source.add_argument("--text-file", default=None, metavar="FILE",
+                        help="read the new text from FILE ('-': stdin); without --text or "
+                             "--text-file it is read from stdin, byte for byte")
+
+
+def _replace_arguments(parser: argparse.ArgumentParser) -> None:
+    _ref_argument(parser)
+    _text_arguments(parser)
+
+
+def _insert_arguments(parser: argparse.ArgumentParser) -> None:
+    _replace_arguments(parser)
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--before", dest="where", action="store_const", const="before",
+                       default="before", help="insert before each selected range (default)")
+    where.add_argument("--after", dest="where", action="store_const", const="after",
+                       help="insert after each selected range")
+
+
+def _delete_arguments(parser: argparse.ArgumentParser) -> None:
+    _ref_argument(parser)
+
+
+def _copy_arguments(parser: argparse.ArgumentParser) -> None:
+    _ref_argument(parser)
+    parser.add_argument("--to", required=True, metavar="TARGET",
+                        help="a reference, or PATH:LINE (before that line)")
+
+
+def _undo_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("ref", metavar="RESULT#ID", help="the RESULT# an edit answered")
+
+
+def _edit_request(verb: EditVerb) -> Callable[[argparse.Namespace], EditRequest]:
+    def build(ns: argparse.Namespace) -> EditRequest:
+        text: str | None = None
+        if verb in ("replace", "insert"):
+            text = ns.text if ns.text is not None else read_text_input(ns.text_file)
+        return EditRequest.build(verb, ns.ref, text=text, where=getattr(ns, "where", "before"),
+                                 to=getattr(ns, "to", None))
+
+    return build
+
+
+def run_edit(engine: Engine, request: EditRequest) -> dict[str, Any]:
+    """Run one edit; the answer is SPEC §5's read shape plus ``changed`` and ``diff`` (§9)."""
+    ref = request.ref
+    if request.verb == "replace":
+        result = engine.replace(ref, request.text)
+    elif request.verb == "insert":
+        result = engine.insert(ref, request.text, where=request.where)
+    elif request.verb == "delete":
+        result = engine.delete(ref)
+    elif request.verb == "copy":
+        result = engine.copy(ref, to=request.to)
+    elif request.verb == "move":
+        result = engine.move(ref, to=request.to)
+    else:
+        result = engine.undo(ref)
+    return result.to_json()
+
+
+def _edit_verb(verb: EditVerb, summary: str,
+               add_arguments: Callable[[argparse.ArgumentParser], None]) -> Verb:
+    return Verb(verb, summary, add_arguments, _edit_request(verb), run_edit,
+                partial(render.edit_human, verb=verb))
+
+
 VERBS: dict[str, Verb] = {
     verb.name: verb
     for verb in (
@@ -296,6 +491,16 @@ VERBS: dict[str, Verb] = {
              _select_request, run_select, render.read_human),
         Verb("index", "build or refresh the trigram index in .sleuth/", _index_arguments,
              _index_request, run_index, render.index_human),
+        _edit_verb("replace", "replace what a reference selects with new text",
+                   _replace_arguments),
+        _edit_verb("insert", "insert text before (or after) what a reference selects",
+                   _insert_arguments),
+        _edit_verb("delete", "delete what a reference selects (whole lines for :line)",
+                   _delete_arguments),
+        _edit_verb("copy", "copy what a reference selects to --to TARGET", _copy_arguments),
+        _edit_verb("move", "move what a reference selects to --to TARGET", _copy_arguments),
+        _edit_verb("undo", "undo an edit by its RESULT#, if its files are unchanged since",
+                   _undo_arguments),
     )
 }
 

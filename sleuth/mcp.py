@@ -7,7 +7,8 @@ and answers with
 
 - ``structuredContent``: the verb's JSON, identical to ``sleuth <verb> --json``;
 - text content: the compact rendering of ``sleuth.render`` (header + ``path:line:col #n  text``
-  for ``search``, header + ``path:line| text`` for ``read`` and ``select``).
+  for ``search``, header + ``path:line| text`` for ``read`` and ``select``, header + unified
+  diff for the edits ``replace``, ``insert``, ``delete``, ``copy``, ``move`` and ``undo``).
 
 Failures are tool errors (``isError``) whose text is ``error[CODE]: message`` and whose
 structured content is the SPEC §3.5 object; ``tool_error`` is this face's one mapping of
@@ -30,6 +31,7 @@ import traceback
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import partial
 from typing import Annotated, Any, TypeVar
 
 from mcp.server.mcpserver import Context, MCPServer
@@ -45,10 +47,13 @@ from pydantic import Field, ValidationError
 
 from sleuth import render
 from sleuth.cli import (
+    EditRequest,
+    EditVerb,
     Engine,
     EngineFactory,
     ReadRequest,
     SelectRequest,
+    run_edit,
     run_read,
     run_search,
     run_select,
@@ -66,7 +71,10 @@ INSTRUCTIONS = (
     "the match number. Query prefixes: regex:, files:, ast:, symbols:, graph:; plain text is a "
     "literal with regex and word fallbacks. Zero matches with an incomplete search prove nothing. "
     "read shows a path or a reference's text (SEARCH#H:all:line for every match's lines); read "
-    "and select answer a RESULT# that is itself a reference, e.g. a search path."
+    "and select answer a RESULT# that is itself a reference, e.g. a search path. Edits (replace, "
+    "insert, delete, copy, move) go through a reference, write every file or none, refuse a "
+    "reference whose file changed (stale_reference: search again), and answer a RESULT# of the "
+    "resulting text plus a unified diff; undo takes that RESULT#."
 )
 
 
@@ -120,6 +128,11 @@ def _internal(exc: BaseException) -> Internal:
 
 Strings = Sequence[str]
 Ints = Sequence[int]
+EditRef = Annotated[str, Field(description="what to edit: SEARCH#H:n:match, SEARCH#H:n:line, "
+                                           "SEARCH#H:all:match, a capture's RESULT#ID ...")]
+EditText = Annotated[str, Field(description="the new text, used exactly (line endings follow "
+                                            "the file's)")]
+Target = Annotated[str, Field(description="a reference, or PATH:LINE (before that line)")]
 
 
 class SleuthTools:
@@ -205,6 +218,53 @@ class SleuthTools:
             render.read_compact,
         )
 
+    async def _edit(self, verb: EditVerb, ref: str, *, text: str | None = None,
+                    where: str = "before", to: str | None = None) -> CallToolResult:
+        return await self._answer(
+            lambda: EditRequest.build(verb, ref, text=text, where=where, to=to),
+            run_edit,
+            partial(render.edit_compact, verb=verb),
+        )
+
+    async def replace(self, ref: EditRef, text: EditText) -> CallToolResult:
+        """Replace every range a reference selects with text, in every file or none (a changed
+        file is stale_reference: search again). Answers a RESULT# selecting the new text, then
+        a unified diff; undo(result) reverts it."""
+        return await self._edit("replace", ref, text=text)
+
+    async def insert(
+        self,
+        ref: EditRef,
+        text: EditText,
+        where: Annotated[str, Field(description="'before' or 'after' each range")] = "before",
+    ) -> CallToolResult:
+        """Insert text before (or after) every range a reference selects. Answers a RESULT#
+        selecting the inserted text, then a unified diff."""
+        return await self._edit("insert", ref, text=text, where=where)
+
+    async def delete(self, ref: EditRef) -> CallToolResult:
+        """Delete every range a reference selects (a :line reference takes its line breaks
+        too). Answers a RESULT# selecting the empty positions, then a unified diff."""
+        return await self._edit("delete", ref)
+
+    async def copy(self, ref: EditRef, to: Target) -> CallToolResult:
+        """Copy the text a reference selects to a target (a reference, or PATH:LINE to insert
+        before that line). Answers a RESULT# selecting the copy, then a unified diff."""
+        return await self._edit("copy", ref, to=to)
+
+    async def move(self, ref: EditRef, to: Target) -> CallToolResult:
+        """Move the text a reference selects to a target (a reference, or PATH:LINE), in one
+        all-or-nothing edit. Answers a RESULT# selecting the moved text, then a unified diff."""
+        return await self._edit("move", ref, to=to)
+
+    async def undo(
+        self,
+        result: Annotated[str, Field(description="the RESULT# an edit answered")],
+    ) -> CallToolResult:
+        """Undo an edit: restore the exact bytes it replaced, if its files still hold what it
+        wrote (otherwise conflict, nothing written). Answers a RESULT# and a unified diff."""
+        return await self._edit("undo", result)
+
 
 @dataclass(frozen=True)
 class ToolSpec:
@@ -219,6 +279,12 @@ TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec("search", "search"),
     ToolSpec("read", "read"),
     ToolSpec("select", "select"),
+    ToolSpec("replace", "replace", read_only=False),
+    ToolSpec("insert", "insert", read_only=False),
+    ToolSpec("delete", "delete", read_only=False),
+    ToolSpec("copy", "copy", read_only=False),
+    ToolSpec("move", "move", read_only=False),
+    ToolSpec("undo", "undo", read_only=False),
 )
 
 

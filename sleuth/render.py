@@ -13,11 +13,15 @@ change here, and the renderings can be tested without an engine.
   the ``RESULT#`` id and its source, then the selected text with line numbers, sparse ranges of
   one file kept apart by a gap marker (CLI) or by their line numbers (``path:line| text``, MCP).
 - ``index_human`` is the one line ``sleuth index`` prints.
+- ``edit_human`` / ``edit_compact`` render an edit's answer (SPEC §9): a header
+  ``RESULT#… replace: 2 files changed``, then the unified diff (``+`` green, ``-`` red when
+  colour is on); the CLI adds the ``sleuth undo RESULT#…`` hint.
 - ``error_line`` is the one-line form of a SPEC §3.5 error object.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -29,6 +33,9 @@ __all__ = [
     "read_human",
     "read_compact",
     "index_human",
+    "edit_header",
+    "edit_human",
+    "edit_compact",
     "error_line",
     "count_phrase",
     "status_phrase",
@@ -44,6 +51,10 @@ STYLE_REF = "cyan"
 STYLE_MATCH = "bold red"
 STYLE_CONTEXT = "dim"
 STYLE_WARN = "yellow"
+STYLE_DIFF_ADD = "green"
+STYLE_DIFF_DEL = "red"
+STYLE_DIFF_HUNK = "cyan"
+STYLE_DIFF_FILE = "bold"
 
 
 def _plural(n: int, word: str) -> str:
@@ -364,6 +375,83 @@ def index_human(data: Json) -> Text:
     out.append(" into ")
     out.append(str(data.get("path") or "?"), style=STYLE_PATH)
     return out
+
+
+# --- edits ---------------------------------------------------------------------------------
+
+
+def edit_header(data: Json, verb: str) -> str:
+    """``RESULT#… replace: 2 files changed`` (plus ``refreshed`` when an ``:all`` re-ran)."""
+    changed = data.get("changed") or ()
+    text = f"{data.get('result') or '(no result id)'} {verb}: {_plural(len(changed), 'file')} changed"
+    return text + "  refreshed" if data.get("refreshed") else text
+
+
+def _edit_notes(data: Json) -> list[str]:
+    if data.get("refreshed"):
+        return ["refreshed: files changed since the search, so it was re-run and the fresh "
+                "matches were edited"]
+    return []
+
+
+_HUNK = re.compile(r"@@ -\d+(?:,(?P<old>\d+))? \+\d+(?:,(?P<new>\d+))? @@")
+
+
+def _diff_lines(data: Json) -> list[tuple[str, str | None]]:
+    """The diff's lines with their styles, without the carriage returns of CRLF files.
+
+    Hunk headers say how many old and new lines follow, so a removed line that itself starts
+    with ``--`` is not mistaken for a file header."""
+    diff = str(data.get("diff") or "")
+    lines = diff.split("\n")
+    if diff.endswith("\n"):
+        lines.pop()
+    out: list[tuple[str, str | None]] = []
+    old = new = 0
+    for raw in lines:
+        line = raw.removesuffix("\r")
+        style: str | None = None
+        if line.startswith("\\"):
+            style = STYLE_CONTEXT
+        elif old or new:
+            if line.startswith("-"):
+                old, style = old - 1, STYLE_DIFF_DEL
+            elif line.startswith("+"):
+                new, style = new - 1, STYLE_DIFF_ADD
+            else:
+                old, new = max(old - 1, 0), max(new - 1, 0)
+        elif line.startswith("@@"):
+            style = STYLE_DIFF_HUNK
+            hunk = _HUNK.match(line)
+            if hunk:
+                old = int(hunk["old"] if hunk["old"] is not None else 1)
+                new = int(hunk["new"] if hunk["new"] is not None else 1)
+        elif line.startswith(("--- ", "+++ ")):
+            style = STYLE_DIFF_FILE
+        out.append((line, style))
+    return out
+
+
+def edit_human(data: Json, *, verb: str) -> Text:
+    """The CLI's rendering of an edit: the header, the unified diff, and how to undo it."""
+    out = Text()
+    out.append(edit_header(data, verb), style=STYLE_HEADER)  # a span: the diff is not bold
+    for note in _edit_notes(data):
+        out.append("\n")
+        out.append(note, style=STYLE_WARN)
+    for line, style in _diff_lines(data):
+        out.append("\n")
+        out.append(line, style=style or "")
+    if verb != "undo" and data.get("result"):
+        out.append("\n")
+        out.append(f"undo: sleuth undo {data['result']}", style=STYLE_CONTEXT)
+    return out
+
+
+def edit_compact(data: Json, *, verb: str) -> str:
+    """The MCP text content of an edit: the header, then the unified diff."""
+    lines = [line for line, _ in _diff_lines(data)]
+    return "\n".join([edit_header(data, verb), *_edit_notes(data), *lines])
 
 
 def error_line(error: Json) -> str:

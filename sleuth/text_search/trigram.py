@@ -140,7 +140,11 @@ class TrigramIndex:
             return None
         result |= self._unindexed
         paths = self._paths
-        return {paths[f] for f in result}
+        found = {paths[f] for f in result}
+        # declined files (binary, unreadable) stay candidates so the reader counts them as
+        # skipped (SPEC §1: never silent); for a warm reader they cost one stat each
+        found.update(p for p, fid in self._fids.items() if fid == _SKIPPED)
+        return found
 
     def _literal_files(self, literal: bytes) -> BitMap:
         grams = trigrams_of(literal)

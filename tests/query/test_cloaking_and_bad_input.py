@@ -75,7 +75,8 @@ def test_outward_symlink_is_invalid(cloaked: Path, tmp_path: Path) -> None:
         ("regex:(a)\\1", Unsupported),
         ("a" * 1_000_000, InvalidQuery),
         ("a\x00b", InvalidQuery),
-        ("ast:foo($A)", Unsupported),
+        ("graph:a.txt", Unsupported),
+        ("regex:a{2,1}", InvalidQuery),
     ],
 )
 def test_bad_queries_raise_spec_codes(make_workspace: MakeWorkspace, query: str, error: type[SleuthError]) -> None:

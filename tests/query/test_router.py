@@ -13,6 +13,7 @@ from sleuth.query.router import route
     [
         ("regex:fo+", "regex", "fo+"),
         ("files:*.py", "files", "*.py"),
+        ("ast:foo($A)", "ast", "foo($A)"),
         ("get_user", "text", "get_user"),
         ("TODO: fix", "text", "TODO: fix"),
         ("http://example.com", "text", "http://example.com"),
@@ -29,7 +30,6 @@ def test_route_modes(query: str, mode: str, body: str) -> None:
 @pytest.mark.parametrize(
     ("query", "prefix"),
     [
-        ("ast:foo($A)", "ast:"),
         ("symbols:User", "symbols:"),
         ("symbol:#abc", "symbol:#"),
         ("graph:src/a.py", "graph:"),

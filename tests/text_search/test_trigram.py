@@ -85,7 +85,8 @@ def test_sync_adds_changes_and_drops() -> None:
     entries = [(p, len(d), 1) for p, d in disk.items()] + [("x.bin", 3, 1)]
     assert idx.sync(entries, read) == 5
     assert idx.known("x.bin") == (3, 1)
-    assert "x.bin" not in (idx.candidates(((b"get",),)) or set())
+    # declined files stay candidates, so the scan counts them as skipped (SPEC §1)
+    assert "x.bin" in (idx.candidates(((b"get",),)) or set())
     reads.clear()
     assert idx.sync(entries, read) == 0 and reads == []
     disk["b.py"] = b"class Changed: pass"
@@ -111,7 +112,7 @@ def test_save_load_roundtrip(tmp_path: Path) -> None:
         assert loaded.candidates(lits) == idx.candidates(lits)
     assert loaded.known("skip.bin") == (1, 1)
     loaded.update("e.py", (5, 1), b"fresh get_user")  # keeps working after a load
-    assert loaded.candidates(((b"get_user",),)) == {"a.py", "e.py", "big.bin"}
+    assert loaded.candidates(((b"get_user",),)) == {"a.py", "e.py", "big.bin", "skip.bin"}
 
 
 @pytest.mark.parametrize("damage", ["truncate", "flip", "garbage", "empty", "version"])

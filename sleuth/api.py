@@ -11,13 +11,9 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from sleuth.ast_search import TreeCache
-from sleuth.edit.journal import recover
-from sleuth.edit.operations import Editor
 from sleuth.query.execute import Prepared, prepare
-from sleuth.query.index import IndexKeeper
 from sleuth.query.request import DEFAULT_LIMIT, SearchRequest
 from sleuth.resources.refs import looks_like_ref
 from sleuth.resources.registry import Registry, ResultRow
@@ -26,6 +22,11 @@ from sleuth.resources.results import SearchPager
 from sleuth.resources.selection import Resolver, request_of
 from sleuth.resources.views import ReadResult, Views
 from sleuth.workspace import Workspace
+
+if TYPE_CHECKING:
+    from sleuth.ast_search import TreeCache
+    from sleuth.edit.operations import Editor
+    from sleuth.query.index import IndexKeeper
 
 __all__ = ["Workbench"]
 
@@ -48,14 +49,33 @@ class Workbench:
         self._pager = SearchPager(self._registry)
         self._build_index = build_index
         self._index: IndexKeeper | None = None
-        # parse trees are worth keeping only in a process that answers many queries
-        self._trees = TreeCache() if build_index else None
+        self._trees_: TreeCache | None = None
         self._resolver = Resolver(
             self.workspace, self._registry, complete=self._complete, rerun=self._rerun
         )
         self._views = Views(self.workspace, self._registry, self._resolver)
-        self._editor = Editor(self.workspace, self._resolver, self._views)
-        recover(self.workspace)  # finish or roll back an edit a crash interrupted (SPEC §9)
+        self._editor_: Editor | None = None
+        if (self.workspace.root / ".sleuth" / "journal").is_dir():
+            from sleuth.edit.journal import recover
+
+            recover(self.workspace)  # finish or roll back an edit a crash interrupted (SPEC §9)
+
+    @property
+    def _editor(self) -> Editor:
+        if self._editor_ is None:
+            from sleuth.edit.operations import Editor
+
+            self._editor_ = Editor(self.workspace, self._resolver, self._views)
+        return self._editor_
+
+    @property
+    def _trees(self) -> TreeCache | None:
+        """Parse trees are worth keeping only in a process that answers many queries."""
+        if self._trees_ is None and self._build_index:
+            from sleuth.ast_search import TreeCache
+
+            self._trees_ = TreeCache()
+        return self._trees_
 
     # -- plumbing between the registry and the query layer ----------------------------------
 
@@ -84,6 +104,8 @@ class Workbench:
     def index(self) -> IndexKeeper:
         """The trigram index keeper (loaded from ``.sleuth/`` lazily)."""
         if self._index is None:
+            from sleuth.query.index import IndexKeeper
+
             self._index = IndexKeeper(self.workspace, build=self._build_index)
         return self._index
 

@@ -142,7 +142,7 @@ class Editor:
         plans = self._plans(sel)
         for r in sel.ranges:
             plans[r.path].splices.append(_Splice(r.start_byte, r.end_byte, _encode(text, plans[r.path].ft)))
-        return self._apply(ref, plans, "replace")
+        return self._apply(ref, plans, "replace", refreshed=sel.refreshed)
 
     def insert(self, ref: str, text: str, where: Literal["before", "after"] = "before") -> ReadResult:
         text = _check_text(text)
@@ -153,14 +153,14 @@ class Editor:
         for r in sel.ranges:
             at = r.start_byte if where == "before" else r.end_byte
             plans[r.path].splices.append(_Splice(at, at, _encode(text, plans[r.path].ft)))
-        return self._apply(ref, plans, "insert")
+        return self._apply(ref, plans, "insert", refreshed=sel.refreshed)
 
     def delete(self, ref: str) -> ReadResult:
         sel = self._selection(ref)
         plans = self._plans(sel)
         for r in sel.ranges:
             plans[r.path].splices.append(_Splice(r.start_byte, r.end_byte, b"", lines=r.lines))
-        return self._apply(ref, plans, "delete")
+        return self._apply(ref, plans, "delete", refreshed=sel.refreshed)
 
     def copy(self, ref: str, to: str) -> ReadResult:
         return self._copy(ref, to, move=False)
@@ -192,7 +192,9 @@ class Editor:
         if _crlf(target_ft.data):
             text = text.replace(b"\r\n", b"\n").replace(b"\n", b"\r\n")
         plans[path].splices.append(_Splice(offset, offset, text))
-        return self._apply(ref, plans, "move" if move else "copy", keep_empty=False)
+        return self._apply(
+            ref, plans, "move" if move else "copy", keep_empty=False, refreshed=sel.refreshed
+        )
 
     # -- planning and applying ---------------------------------------------------------------
 
@@ -203,7 +205,14 @@ class Editor:
                 plans[r.path] = _FilePlan(self._file(sel, r.path))
         return plans
 
-    def _apply(self, ref: str, plans: dict[str, _FilePlan], kind: str, keep_empty: bool = True) -> ReadResult:
+    def _apply(
+        self,
+        ref: str,
+        plans: dict[str, _FilePlan],
+        kind: str,
+        keep_empty: bool = True,
+        refreshed: bool = False,
+    ) -> ReadResult:
         changes: list[FileChange] = []
         results: list[Range] = []
         texts: dict[str, FileText] = {}
@@ -228,7 +237,9 @@ class Editor:
         if not changes:
             raise Conflict(f"{ref}: the edit changes nothing (the text is already there)")
         commit(self._ws, changes)
-        sel = Selection(source=ref, ranges=sorted(results), result_id="", texts=texts)
+        sel = Selection(
+            source=ref, ranges=sorted(results), result_id="", texts=texts, refreshed=refreshed
+        )
         answer = self._views.register(sel, kind, {"ref": ref}, None)
         self._save_undo(answer.result, changes)
         answer.changed = [c.path for c in changes]

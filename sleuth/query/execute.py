@@ -10,22 +10,24 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 import xxhash
 
-from sleuth.ast_search import TreeCache
 from sleuth.errors import InvalidQuery, Unsupported
 from sleuth.model import Match, SkipCounts
-from sleuth.query.ast_mode import plan_ast
-from sleuth.query.index import IndexKeeper
 from sleuth.query.request import SearchRequest
 from sleuth.query.router import Route, route
 from sleuth.query.scan import Scanner
 from sleuth.query.text_mode import Stage, plan_regex, plan_text
-from sleuth.text_search.frecency import git_frecency
-from sleuth.text_search.names import suggest_names
-from sleuth.text_search.path_query import compile_path_query, match_paths
 from sleuth.workspace import FileEntry, Workspace
+
+if TYPE_CHECKING:
+    from sleuth.ast_search import TreeCache
+    from sleuth.query.index import IndexKeeper
+
+# Engines a query does not use are imported when first needed: a one-shot CLI call pays only
+# for its own mode (tree-sitter and its grammars cost more to import than a small search).
 
 __all__ = ["Prepared", "prepare", "ScopeRange"]
 
@@ -93,6 +95,8 @@ class Prepared:
 
     def suggestions(self, budget_s: float) -> tuple[list[str], bool]:
         """Existing identifiers close to the query (SPEC §3.1 rule 5)."""
+        from sleuth.text_search.names import suggest_names
+
         return suggest_names(self.route.body, self.iter_texts(), budget_s=budget_s)
 
 
@@ -152,6 +156,9 @@ def prepare(
         fingerprint=_fingerprint(req, files),
     )
     if rt.mode == "files":
+        from sleuth.text_search.frecency import git_frecency
+        from sleuth.text_search.path_query import compile_path_query, match_paths
+
         pq = compile_path_query(rt.body, case_sensitive=req.case_sensitive)
         frecency = git_frecency(ws.root) if pq.kind == "fuzzy" else None
         hits = match_paths(pq, [f.path for f in files], frecency)
@@ -159,6 +166,8 @@ def prepare(
         prepared.ordered_by_score = pq.kind == "fuzzy"
         return prepared
     if rt.mode == "ast":
+        from sleuth.query.ast_mode import plan_ast
+
         source, prepared.files = plan_ast(rt.body, req, files, trees)
         prepared.stages = [Stage("ast", None, source)]
     elif rt.mode == "regex":
@@ -196,6 +205,8 @@ def _prepare_in_ranges(
         fingerprint=h.hexdigest(), ranges=ranges,
     )
     if rt.mode == "ast":
+        from sleuth.query.ast_mode import plan_ast
+
         source, prepared.files = plan_ast(rt.body, req, files, trees)
         prepared.stages = [Stage("ast", None, source)]
     elif rt.mode == "regex":

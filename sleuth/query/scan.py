@@ -124,6 +124,8 @@ class Scanner:
         self._context = context
         self._candidates = candidates
         self._ranges = ranges
+        # decided once: a runtime Protocol check per file costs more than reading the file
+        self._structured: _Structured | None = source if isinstance(source, _Structured) else None
         self.skipped = skipped if skipped is not None else SkipCounts()
         self.files_scanned = 0
 
@@ -173,8 +175,8 @@ class Scanner:
         """Matches in the whole file, or only inside the scope's ranges (SPEC §5)."""
         source = self._source
         ranges = None if self._ranges is None else self._ranges.get(ft.path, [])
-        if isinstance(source, _Structured):
-            found = source.find_in_file(ft)
+        if self._structured is not None:
+            found = self._structured.find_in_file(ft)
             if ranges is None:
                 return found
             # structural matches must lie wholly inside one range

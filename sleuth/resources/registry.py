@@ -26,6 +26,9 @@ from sleuth.errors import Internal
 __all__ = ["Registry", "ResultRow", "MatchRow", "SCHEMA_VERSION"]
 
 SCHEMA_VERSION = 1
+MAX_RESULTS = 5000  # beyond these the oldest results are forgotten (their references: not_found)
+MAX_MATCH_ROWS = 2_000_000
+_PRUNE_EVERY = 200
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -101,6 +104,7 @@ class Registry:
     def __init__(self, state_dir: Path) -> None:
         self.path = state_dir / "registry.sqlite3"
         self._local = threading.local()
+        self._puts = 0
 
     def _conn(self) -> sqlite3.Connection:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
@@ -140,6 +144,28 @@ class Registry:
     def secret(self) -> bytes:
         row = self._conn().execute("SELECT value FROM meta WHERE key = 'secret'").fetchone()
         return bytes.fromhex(row[0])
+
+    def prune(self, max_results: int = MAX_RESULTS, max_rows: int = MAX_MATCH_ROWS) -> int:
+        """Forget the oldest results once the registry holds too many; returns results dropped.
+
+        The registry is a cache of answers: an old reference then answers ``not_found``, as
+        after deleting ``.sleuth/`` (SPEC §1).
+        """
+        conn = self._conn()
+        count, rows = conn.execute("SELECT count(*), coalesce(sum(stored), 0) FROM results").fetchone()
+        if count <= max_results and rows <= max_rows:
+            return 0
+        keep = max(1, min(max_results, count) // 2)
+        with _immediate(conn):
+            old = [
+                r[0]
+                for r in conn.execute(
+                    "SELECT id FROM results ORDER BY created DESC LIMIT -1 OFFSET ?", (keep,)
+                )
+            ]
+            conn.executemany("DELETE FROM matches WHERE result_id = ?", ((i,) for i in old))
+            conn.executemany("DELETE FROM results WHERE id = ?", ((i,) for i in old))
+        return len(old)
 
     def get_result(self, result_id: str) -> ResultRow | None:
         row = self._conn().execute(
@@ -182,6 +208,9 @@ class Registry:
             for sub, match in extra_results:
                 _insert_result(conn, sub)
                 _insert_matches(conn, sub.id, [match])
+        if self._puts % _PRUNE_EVERY == 0:
+            self.prune()
+        self._puts += 1
 
     def extend(
         self,

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from sleuth.api import Workbench
-from sleuth.errors import InvalidQuery
+from sleuth.errors import InvalidQuery, NotFound
 from tests.conftest import MakeWorkspace
 
 
@@ -181,3 +181,17 @@ def test_state_path(tmp_path: Path) -> None:
     with Workbench(tmp_path, build_index=False) as wb:
         wb.search("x")
     assert (tmp_path / ".sleuth").is_dir()
+
+
+def test_registry_forgets_the_oldest_results(make_workspace: MakeWorkspace) -> None:
+    from sleuth.resources.registry import Registry
+
+    root = make_workspace(_tree(n_files=2))
+    with Workbench(root, build_index=False) as wb:
+        ids = [wb.search("hit", context=c).to_json()["result"] for c in range(20)]
+        old, new = ids[0], ids[-1]
+        registry = Registry(root / ".sleuth")
+        assert registry.prune(max_results=10) > 0
+        assert registry.get_result(old) is None and registry.get_result(new) is not None
+        with pytest.raises(NotFound):
+            wb.read(f"{old}:1:match")

@@ -542,7 +542,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def parse_args(argv: Sequence[str]) -> Invocation:
-    """argv -> ``Invocation``; raises ``InvalidQuery`` for usage errors (no I/O happens)."""
+    """argv -> ``Invocation``; raises ``InvalidQuery`` for usage errors. No workspace I/O
+    happens; only the text of ``replace``/``insert`` is read (``--text-file`` or stdin)."""
     ns = build_parser().parse_args(list(argv))
     verb = VERBS.get(ns.verb)
     return Invocation(

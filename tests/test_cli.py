@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import io
 import json
+import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -281,7 +283,8 @@ def _mcp_call(arguments: dict[str, Any], tool: str = "search") -> tuple[list[Any
 
 def test_mcp_search_tool_schema_matches_cli_options() -> None:
     tools, _ = _mcp_call({"query": "x"})
-    assert [t.name for t in tools] == ["search", "read", "select"]
+    assert [t.name for t in tools] == ["search", "read", "select", "replace", "insert", "delete",
+                                       "copy", "move", "undo"]
     props = set(tools[0].input_schema["properties"])
     assert props == {"query", "path", "include", "exclude", "limit", "cursor", "context",
                      "case_sensitive", "lang", "navigation", "selector", "strictness", "depth"}
@@ -435,3 +438,318 @@ def test_read_colour_only_on_a_tty(monkeypatch: pytest.MonkeyPatch) -> None:
     tty = _Tty()
     cli.main(["read", "src/app.py"], engine_factory=FakeEngine, stdout=tty, stderr=io.StringIO())
     assert "\x1b[" not in tty.getvalue() and "   2 |     user = get_user(uid)" in tty.getvalue()
+
+
+# --- edits: replace / insert / delete / copy / move / undo -----------------------------------
+
+EDIT_RESPONSE: dict[str, Any] = {
+    "result": "RESULT#e0e0e0e0", "source": "SEARCH#00ff:all:match", "refreshed": False,
+    "complete": True,
+    "ranges": [{"path": "src/app.py", "line": 2, "end_line": 2, "start_byte": 16,
+                "end_byte": 24, "text": "fetch(1)"}],
+    "changed": ["src/app.py"],
+    "diff": "--- a/src/app.py\n+++ b/src/app.py\n@@ -1,2 +1,2 @@\n def f():\n"
+            "-    get_user(1)\n+    fetch(1)\n",
+}
+
+
+class EditFakeEngine(FakeEngine):
+    """``FakeEngine`` plus the edit verbs; ``RESULT#stale`` is stale, ``RESULT#gone`` unknown."""
+
+    def _edit(self, verb: str, ref: str, **args: Any) -> _Result:
+        self.calls.append((verb, {"ref": ref, **args}))
+        if ref == "RESULT#stale":
+            raise StaleReference("nothing was written: src/app.py changed since the search",
+                                 details={"files": ["src/app.py"]})
+        if ref == "RESULT#gone":
+            raise NotFound("RESULT#gone is not an edit that can be undone")
+        return _Result(dict(EDIT_RESPONSE, source=ref))
+
+    def replace(self, ref: str, text: str) -> _Result:
+        return self._edit("replace", ref, text=text)
+
+    def insert(self, ref: str, text: str, *, where: str = "before") -> _Result:
+        return self._edit("insert", ref, text=text, where=where)
+
+    def delete(self, ref: str) -> _Result:
+        return self._edit("delete", ref)
+
+    def copy(self, ref: str, *, to: str) -> _Result:
+        return self._edit("copy", ref, to=to)
+
+    def move(self, ref: str, *, to: str) -> _Result:
+        return self._edit("move", ref, to=to)
+
+    def undo(self, result: str) -> _Result:
+        return self._edit("undo", result)
+
+
+class EditRun(Run):
+    """``Run`` with ``EditFakeEngine``s."""
+
+    def __init__(self, argv: Sequence[str], stdout: io.StringIO | None = None) -> None:
+        self.engines: list[FakeEngine] = []
+        out, err = stdout or io.StringIO(), io.StringIO()
+
+        def factory(root: str, no_ignore: bool) -> FakeEngine:
+            self.engines.append(EditFakeEngine(root, no_ignore))
+            return self.engines[-1]
+
+        self.code = cli.main(list(argv), engine_factory=factory, stdout=out, stderr=err)
+        self.out, self.err = out.getvalue(), err.getvalue()
+
+
+class _Stdin:
+    """A stand-in for ``sys.stdin``: bytes behind ``.buffer``, optionally a terminal."""
+
+    def __init__(self, data: bytes, tty: bool = False) -> None:
+        self.buffer = _Buffer(data, tty)
+
+    def isatty(self) -> bool:
+        return self.buffer.isatty()
+
+
+class _Buffer(io.BytesIO):
+    def __init__(self, data: bytes, tty: bool) -> None:
+        super().__init__(data)
+        self.tty = tty
+        self.reads: list[int] = []
+
+    def isatty(self) -> bool:
+        return self.tty
+
+    def read(self, size: int | None = -1) -> bytes:
+        self.reads.append(-1 if size is None else size)
+        return super().read(size)
+
+
+def test_parse_edit_verbs_into_frozen_requests(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("sys.stdin", _Stdin(b"must not be read"))
+    inv = cli.parse_args(["replace", "SEARCH#00ff:1:match", "--text", "x", "--root", "/w",
+                          "--json"])
+    assert (inv.verb, inv.root, inv.json) == ("replace", "/w", True)
+    assert inv.request == cli.EditRequest("replace", "SEARCH#00ff:1:match", "x")
+    with pytest.raises(AttributeError):
+        inv.request.text = "y"
+    assert cli.parse_args(["insert", "R", "--text", "t"]).request.where == "before"
+    assert cli.parse_args(["insert", "R", "--text", "t", "--after"]).request == cli.EditRequest(
+        "insert", "R", "t", "after")
+    assert cli.parse_args(["insert", "R", "--text", "", "--before"]).request == cli.EditRequest(
+        "insert", "R", "", "before")
+    assert cli.parse_args(["delete", "R"]).request == cli.EditRequest("delete", "R")
+    assert cli.parse_args(["copy", "R", "--to", "b.py:3"]).request == cli.EditRequest(
+        "copy", "R", to="b.py:3")
+    assert cli.parse_args(["move", "R", "--to", "RESULT#1"]).request == cli.EditRequest(
+        "move", "R", to="RESULT#1")
+    assert cli.parse_args(["undo", "RESULT#1"]).request == cli.EditRequest("undo", "RESULT#1")
+    assert sys.stdin.buffer.reads == []  # --text given, delete/copy/move/undo: stdin untouched
+
+
+def test_text_from_stdin_byte_for_byte(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("sys.stdin", _Stdin("caf\u00e9\r\nnext\n".encode()))
+    assert cli.parse_args(["replace", "R"]).request.text == "caf\u00e9\r\nnext\n"
+    monkeypatch.setattr("sys.stdin", _Stdin(b""))
+    assert cli.parse_args(["insert", "R", "--text-file", "-"]).request.text == ""
+
+
+def test_text_from_a_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("sys.stdin", _Stdin(b"not this"))
+    source = tmp_path / "new.txt"
+    source.write_bytes(b"line one\nline two")
+    assert cli.parse_args(["replace", "R", "--text-file", str(source)]).request.text == (
+        "line one\nline two")
+    assert sys.stdin.buffer.reads == []
+
+
+def test_text_input_is_capped_at_the_engine_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    from sleuth.edit.operations import MAX_EDIT_TEXT
+
+    monkeypatch.setattr("sys.stdin", _Stdin(b"x" * (MAX_EDIT_TEXT + 10)))
+    with pytest.raises(SleuthError) as info:
+        cli.parse_args(["replace", "R"])
+    assert info.value.code == "invalid_query" and "nothing was written" in info.value.message
+    assert sys.stdin.buffer.reads == [MAX_EDIT_TEXT + 1]  # never more than the cap is read
+    monkeypatch.setattr("sys.stdin", _Stdin(b"x" * MAX_EDIT_TEXT))
+    assert len(cli.parse_args(["replace", "R"]).request.text) == MAX_EDIT_TEXT
+    with pytest.raises(SleuthError) as info:
+        cli.EditRequest.build("replace", "R", text="y" * (MAX_EDIT_TEXT + 1))
+    assert info.value.code == "invalid_query"
+
+
+@pytest.mark.parametrize(("stdin", "argv", "code"), [
+    (_Stdin(b"\xff\xfe bad"), ["replace", "R"], "invalid_query"),
+    (_Stdin(b"", tty=True), ["replace", "R"], "invalid_query"),
+    (_Stdin(b"", tty=True), ["insert", "R", "--after"], "invalid_query"),
+    (_Stdin(b"t"), ["replace", "R", "--text-file", "/nonexistent/new.txt"], "invalid_path"),
+])
+def test_bad_text_input_fails_before_any_engine(
+    monkeypatch: pytest.MonkeyPatch, stdin: _Stdin, argv: list[str], code: str
+) -> None:
+    monkeypatch.setattr("sys.stdin", stdin)
+    run = EditRun([*argv, "--json"])
+    assert run.code == 2 and run.engines == []
+    assert json.loads(run.out)["error"]["code"] == code
+
+
+@pytest.mark.parametrize("argv", [
+    ["replace"], ["replace", "", "--text", "x"], ["replace", "R", "--text", "x", "--text-file", "f"],
+    ["insert", "R", "--text", "x", "--before", "--after"], ["delete"], ["delete", "R", "--text", "x"],
+    ["copy", "R"], ["copy", "R", "--to", ""], ["move", "R"], ["undo"], ["undo", ""],
+    ["undo", "RESULT#1", "--text", "x"],
+])
+def test_edit_usage_errors_before_any_engine(argv: list[str]) -> None:
+    run = EditRun([*argv, "--json"])
+    assert run.code == 2 and run.engines == []
+    assert json.loads(run.out)["error"]["code"] == "invalid_query"
+
+
+@pytest.mark.parametrize(("verb", "kwargs"), [
+    ("delete", {"text": "x"}), ("copy", {}), ("undo", {"to": "a.py:1"}),
+    ("insert", {"text": "x", "where": "middle"}), ("rename", {}), ("replace", {}),
+])
+def test_edit_request_build_validates(verb: str, kwargs: dict[str, Any]) -> None:
+    with pytest.raises(SleuthError) as info:
+        cli.EditRequest.build(verb, "SEARCH#00ff:1:match", **kwargs)
+    assert info.value.code == "invalid_query"
+
+
+@pytest.mark.parametrize(("argv", "call"), [
+    (["replace", "SEARCH#00ff:all:match", "--text", "fetch"],
+     ("replace", {"ref": "SEARCH#00ff:all:match", "text": "fetch"})),
+    (["insert", "R", "--text", "# x\n", "--after"],
+     ("insert", {"ref": "R", "text": "# x\n", "where": "after"})),
+    (["insert", "R", "--text", "# x\n"], ("insert", {"ref": "R", "text": "# x\n", "where": "before"})),
+    (["delete", "SEARCH#00ff:2:line"], ("delete", {"ref": "SEARCH#00ff:2:line"})),
+    (["copy", "R", "--to", "b.py:7"], ("copy", {"ref": "R", "to": "b.py:7"})),
+    (["move", "R", "--to", "SEARCH#00ff:1:line"], ("move", {"ref": "R", "to": "SEARCH#00ff:1:line"})),
+    (["undo", "RESULT#e0e0e0e0"], ("undo", {"ref": "RESULT#e0e0e0e0"})),
+])
+def test_edits_reach_the_engine_and_print_exact_json(argv: list[str], call: tuple[str, Any]) -> None:
+    run = EditRun([*argv, "--json", "--root", "/w"])
+    assert run.code == 0 and run.err == ""
+    engine = run.engines[0]
+    assert engine.calls == [call] and (engine.root, engine.closed) == ("/w", True)
+    assert json.loads(run.out) == dict(EDIT_RESPONSE, source=call[1]["ref"])
+    assert run.out.count("\n") == 1
+
+
+def test_edit_human_output_header_diff_and_undo_hint() -> None:
+    run = EditRun(["replace", "SEARCH#00ff:all:match", "--text", "fetch(1)"])
+    assert run.code == 0 and "\x1b[" not in run.out
+    assert run.out.splitlines() == [
+        "RESULT#e0e0e0e0 replace: 1 file changed",
+        "--- a/src/app.py",
+        "+++ b/src/app.py",
+        "@@ -1,2 +1,2 @@",
+        " def f():",
+        "-    get_user(1)",
+        "+    fetch(1)",
+        "undo: sleuth undo RESULT#e0e0e0e0",
+    ]
+    run = EditRun(["undo", "RESULT#e0e0e0e0"])
+    assert run.out.splitlines()[0] == "RESULT#e0e0e0e0 undo: 1 file changed"
+    assert "sleuth undo" not in run.out
+
+
+def test_edit_diff_coloured_only_on_a_tty(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    tty = _Tty()
+    run = EditRun(["delete", "R"], stdout=tty)
+    assert run.code == 0
+    green, red = "\x1b[32m", "\x1b[31m"
+    added = next(line for line in run.out.splitlines() if "+    fetch(1)" in line)
+    removed = next(line for line in run.out.splitlines() if "-    get_user(1)" in line)
+    assert green in added and red not in added
+    assert red in removed and green not in removed
+    monkeypatch.setenv("NO_COLOR", "1")
+    run = EditRun(["delete", "R"], stdout=_Tty())
+    assert "\x1b[" not in run.out and "+    fetch(1)" in run.out
+
+
+@pytest.mark.parametrize(("argv", "code", "exit_code"), [
+    (["replace", "RESULT#stale", "--text", "x"], "stale_reference", 3),
+    (["undo", "RESULT#gone"], "not_found", 4),
+])
+def test_edit_errors_map_to_spec_codes(argv: list[str], code: str, exit_code: int) -> None:
+    run = EditRun([*argv, "--json"])
+    assert run.code == exit_code
+    body = json.loads(run.out)["error"]
+    assert body["code"] == code
+    if code == "stale_reference":
+        assert body["details"]["files"] == ["src/app.py"]
+    run = EditRun(argv)
+    assert run.code == exit_code and run.out == ""
+    assert run.err.startswith(f"sleuth: error[{code}]: ")
+
+
+def test_help_lists_the_edit_verbs() -> None:
+    text = cli.build_parser().format_help()
+    for verb in cli.EDIT_VERBS:
+        assert f"    {verb} " in text
+
+
+def _mcp_edit_call(arguments: dict[str, Any], tool: str) -> tuple[list[Any], Any]:
+    async def go() -> tuple[list[Any], Any]:
+        engine = EngineThread(EditFakeEngine, ".", False)
+        try:
+            server = build_server(engine)
+            return await server.list_tools(), await server.call_tool(tool, arguments)
+        finally:
+            engine.close()
+
+    return anyio.run(go)
+
+
+@pytest.mark.parametrize(("tool", "arguments", "call"), [
+    ("replace", {"ref": "R", "text": "fetch"}, ("replace", {"ref": "R", "text": "fetch"})),
+    ("insert", {"ref": "R", "text": "t", "where": "after"},
+     ("insert", {"ref": "R", "text": "t", "where": "after"})),
+    ("insert", {"ref": "R", "text": "t"}, ("insert", {"ref": "R", "text": "t", "where": "before"})),
+    ("delete", {"ref": "R"}, ("delete", {"ref": "R"})),
+    ("copy", {"ref": "R", "to": "b.py:2"}, ("copy", {"ref": "R", "to": "b.py:2"})),
+    ("move", {"ref": "R", "to": "b.py:2"}, ("move", {"ref": "R", "to": "b.py:2"})),
+    ("undo", {"result": "RESULT#e0e0e0e0"}, ("undo", {"ref": "RESULT#e0e0e0e0"})),
+])
+def test_mcp_edit_tools(tool: str, arguments: dict[str, Any], call: tuple[str, Any]) -> None:
+    calls: list[tuple[str, Any]] = []
+
+    class Recording(EditFakeEngine):
+        def _edit(self, verb: str, ref: str, **args: Any) -> _Result:
+            calls.append((verb, {"ref": ref, **args}))
+            return super()._edit(verb, ref, **args)
+
+    async def go() -> tuple[list[Any], Any]:
+        engine = EngineThread(Recording, ".", False)
+        try:
+            server = build_server(engine)
+            return await server.list_tools(), await server.call_tool(tool, arguments)
+        finally:
+            engine.close()
+
+    tools, result = anyio.run(go)
+    spec = {t.name: t for t in tools}[tool]
+    assert set(spec.input_schema["properties"]) == set(arguments) | (
+        {"where"} if tool == "insert" else set())
+    assert spec.annotations.read_only_hint is False
+    assert result.is_error is False
+    assert calls == [call]
+    assert result.structured_content == dict(EDIT_RESPONSE, source=call[1]["ref"])
+    lines = result.content[0].text.splitlines()
+    assert lines[0] == f"RESULT#e0e0e0e0 {tool}: 1 file changed"
+    assert lines[1:] == EDIT_RESPONSE["diff"].splitlines()
+
+
+@pytest.mark.parametrize(("tool", "arguments", "code"), [
+    ("replace", {"ref": "RESULT#stale", "text": "x"}, "stale_reference"),
+    ("undo", {"result": "RESULT#gone"}, "not_found"),
+    ("replace", {"ref": "R"}, "invalid_query"),
+    ("replace", {"ref": "", "text": "x"}, "invalid_query"),
+    ("insert", {"ref": "R", "text": "x", "where": "inside"}, "invalid_query"),
+    ("copy", {"ref": "R"}, "invalid_query"),
+    ("move", {"ref": "R", "to": ""}, "invalid_query"),
+])
+def test_mcp_edit_errors(tool: str, arguments: dict[str, Any], code: str) -> None:
+    _, result = _mcp_edit_call(arguments, tool)
+    assert result.is_error is True
+    assert result.structured_content["error"]["code"] == code
+    assert result.content[0].text.startswith(f"error[{code}]: ")

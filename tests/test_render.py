@@ -326,3 +326,81 @@ def test_index_human() -> None:
     assert render.index_human({"indexed": 1, "path": ".sleuth/trigram.idx"}).plain == (
         "indexed 1 file into .sleuth/trigram.idx")
     assert render.index_human({"indexed": 0, "path": "p"}).plain == "indexed 0 files into p"
+
+
+# --- edits -----------------------------------------------------------------------------------
+
+EDIT_DIFF = (
+    "--- a/src/app.py\n+++ b/src/app.py\n@@ -1,3 +1,3 @@\n def f():\n"
+    "-    return old(1)\n+    return new(1)\n x = 1\n"
+    "--- a/q.sql\n+++ b/q.sql\n@@ -1,2 +1 @@\n--- header comment\n select 1\n"
+    "\\ No newline at end of file\n"
+)
+
+
+def edit_sample(**changes: Any) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "result": "RESULT#5eed0001", "source": f"{RID}:all:match", "refreshed": False,
+        "complete": True,
+        "ranges": [_range("src/app.py", 2, "new")],
+        "changed": ["q.sql", "src/app.py"],
+        "diff": EDIT_DIFF,
+    }
+    data.update(changes)
+    return data
+
+
+def test_edit_header_counts_changed_files() -> None:
+    assert render.edit_header(edit_sample(), "replace") == "RESULT#5eed0001 replace: 2 files changed"
+    one = edit_sample(changed=["a.py"])
+    assert render.edit_header(one, "delete") == "RESULT#5eed0001 delete: 1 file changed"
+    assert render.edit_header(edit_sample(refreshed=True), "move").endswith("changed  refreshed")
+
+
+def test_edit_human_is_header_diff_and_undo_hint() -> None:
+    lines = render.edit_human(edit_sample(), verb="replace").plain.splitlines()
+    assert lines[0] == "RESULT#5eed0001 replace: 2 files changed"
+    assert lines[1:-1] == EDIT_DIFF.splitlines()
+    assert lines[-1] == "undo: sleuth undo RESULT#5eed0001"
+
+
+def test_edit_human_styles_follow_the_hunks() -> None:
+    text = render.edit_human(edit_sample(), verb="replace")
+    assert not text.style  # only the header is bold, not the whole text
+    styles = {text.plain[s.start:s.end]: s.style for s in text.spans}
+    assert styles["RESULT#5eed0001 replace: 2 files changed"] == render.STYLE_HEADER
+    assert styles["--- a/src/app.py"] == styles["+++ b/q.sql"] == render.STYLE_DIFF_FILE
+    assert styles["@@ -1,3 +1,3 @@"] == render.STYLE_DIFF_HUNK
+    assert styles["-    return old(1)"] == render.STYLE_DIFF_DEL
+    assert styles["+    return new(1)"] == render.STYLE_DIFF_ADD
+    # a removed line that starts with "--" is a removal, not a file header
+    assert styles["--- header comment"] == render.STYLE_DIFF_DEL
+    assert styles["\\ No newline at end of file"] == render.STYLE_CONTEXT
+    assert " def f():" not in styles and " select 1" not in styles  # context stays plain
+    assert styles["undo: sleuth undo RESULT#5eed0001"] == render.STYLE_CONTEXT
+
+
+def test_edit_human_crlf_shown_without_carriage_returns() -> None:
+    data = edit_sample(diff="--- a/w.txt\r\n+++ b/w.txt\n@@ -1 +1 @@\n-a\r\n+b\r\n")
+    plain = render.edit_human(data, verb="replace").plain
+    assert "\r" not in plain and "\n-a\n+b\n" in plain
+
+
+def test_undo_rendering_has_no_undo_hint_and_refresh_is_noted() -> None:
+    lines = render.edit_human(edit_sample(), verb="undo").plain.splitlines()
+    assert lines[0] == "RESULT#5eed0001 undo: 2 files changed" and "undo:" not in lines[-1]
+    lines = render.edit_human(edit_sample(refreshed=True), verb="replace").plain.splitlines()
+    assert lines[1].startswith("refreshed: ")
+
+
+def test_edit_compact_is_header_then_diff() -> None:
+    assert render.edit_compact(edit_sample(), verb="insert").splitlines() == [
+        "RESULT#5eed0001 insert: 2 files changed", *EDIT_DIFF.splitlines()]
+
+
+def test_edit_renderings_do_not_mutate_input() -> None:
+    data = edit_sample(refreshed=True)
+    before = copy.deepcopy(data)
+    render.edit_human(data, verb="move")
+    render.edit_compact(data, verb="move")
+    assert data == before

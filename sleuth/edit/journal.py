@@ -21,12 +21,13 @@ holds the new bytes gets its old bytes back, leftover temporary files are remove
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
 import shutil
 import stat
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -94,13 +95,45 @@ def _write_manifest(folder: Path, manifest: dict[str, object]) -> None:
     _fsync_dir(folder)
 
 
+@contextlib.contextmanager
+def _edit_lock(ws: Workspace, *, wait: bool = True) -> Iterator[bool]:
+    """One writer per workspace across processes: held from the stamp check to the journal's
+    removal. ``recover`` only tries it: while it is held the journal belongs to a live writer,
+    never to a crash. The kernel drops the lock of a killed process, so a crashed edit never
+    blocks recovery. (flock locks are per open file, so this also holds between threads.)"""
+    root = ws.state_dir / JOURNAL_DIR
+    root.mkdir(parents=True, exist_ok=True)
+    fd = os.open(root.parent / "edit.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            yield False  # another writer is live: its journal is not a crash's leftover
+            return
+        yield True
+    finally:
+        os.close(fd)
+
+
+def _real(ws: Workspace, path: str) -> Path:
+    """Where ``path``'s bytes live: a symlink inside the workspace is written through, not
+    replaced (the walker lists only links whose target stays inside the root)."""
+    full = ws.root / path
+    return Path(os.path.realpath(full)) if full.is_symlink() else full
+
+
 def commit(ws: Workspace, changes: Sequence[FileChange]) -> None:
     """Write ``changes`` all or nothing; ``stale_reference`` if any file moved on."""
-    recover(ws)
+    with _edit_lock(ws):
+        _recover_locked(ws)
+        _commit_locked(ws, changes)
+
+
+def _commit_locked(ws: Workspace, changes: Sequence[FileChange]) -> None:
     stale = []
     modes: dict[str, int] = {}
     for change in changes:
-        target = ws.root / change.path
+        target = _real(ws, change.path)
         try:
             current = target.read_bytes()
             modes[change.path] = stat.S_IMODE(os.stat(target).st_mode)
@@ -129,6 +162,7 @@ def commit(ws: Workspace, changes: Sequence[FileChange]) -> None:
                 "new": f"{i}.new",
                 "mode": modes[change.path],
                 "temp": f"{_TEMP_PREFIX}{txid}-{i}",
+                "real": str(_real(ws, change.path).relative_to(ws.root)),
                 "new_stamp": stamp_bytes(change.new),
             }
         )
@@ -137,9 +171,9 @@ def commit(ws: Workspace, changes: Sequence[FileChange]) -> None:
     _write_manifest(folder, {"state": "prepared", "files": entries})
     crash_point("after-manifest")
     for i, (change, entry) in enumerate(zip(changes, entries, strict=True)):
-        _replace(ws.root / change.path, str(entry["temp"]), change.new, modes[change.path])
+        _replace(ws.root / str(entry["real"]), str(entry["temp"]), change.new, modes[change.path])
         crash_point(f"after-file-{i}")
-    for parent in {(ws.root / c.path).parent for c in changes}:
+    for parent in {(ws.root / str(e["real"])).parent for e in entries}:
         _fsync_dir(parent)
     _write_manifest(folder, {"state": "committed", "files": entries})
     crash_point("after-commit")
@@ -148,6 +182,13 @@ def commit(ws: Workspace, changes: Sequence[FileChange]) -> None:
 
 def recover(ws: Workspace) -> list[str]:
     """Finish what a crashed edit left behind; returns the files rolled back."""
+    if not (ws.root / ".sleuth" / JOURNAL_DIR).is_dir():
+        return []
+    with _edit_lock(ws, wait=False) as locked:
+        return _recover_locked(ws) if locked else []
+
+
+def _recover_locked(ws: Workspace) -> list[str]:
     root = ws.root / ".sleuth" / JOURNAL_DIR
     if not root.is_dir():
         return []
@@ -167,7 +208,7 @@ def recover(ws: Workspace) -> list[str]:
 def _roll_back(ws: Workspace, folder: Path, entries: list[dict[str, object]]) -> list[str]:
     restored = []
     for entry in entries:
-        target = ws.root / str(entry["path"])
+        target = ws.root / str(entry.get("real", entry["path"]))
         with contextlib.suppress(FileNotFoundError):
             os.unlink(target.parent / str(entry["temp"]))
         old = (folder / str(entry["old"])).read_bytes()

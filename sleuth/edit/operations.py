@@ -17,6 +17,7 @@ import difflib
 import json
 import os
 import re
+import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -69,6 +70,14 @@ def _check_text(text: object) -> str:
             "nothing was written",
             details={"length": len(text), "max": MAX_EDIT_TEXT},
         )
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InvalidQuery(
+            f"the edit text is not valid Unicode (a lone surrogate at character {exc.start}): "
+            "nothing was written",
+            details={"position": exc.start},
+        ) from exc
     return text
 
 
@@ -96,7 +105,9 @@ class Editor:
                 "through that reference",
                 details={"reference": ref},
             )
-        if not sel.complete and (parsed.is_all or parsed.kind == "result"):
+        row = self._resolver.get_row(parsed)
+        from_all = parsed.is_all or bool(row.extra.get("incomplete_all"))
+        if not sel.complete and from_all:
             raise UnsafeSelection(
                 f"{ref} selects the matches of an incomplete result (not every file was "
                 "searched): edit single matches, or narrow the search until it is complete",
@@ -127,8 +138,12 @@ class Editor:
             raise InvalidPath(f"{rel} is not a text file sleuth can edit", details={"path": rel})
         line = int(m.group("line"))
         count = len(ft.line_starts)
-        if line > count + (0 if ft.data.endswith(b"\n") or not ft.data else 1):
-            raise InvalidQuery(f"{rel} has {count} lines: the target line must be at most {count}")
+        lines = count - 1 if ft.data.endswith(b"\n") else count
+        if line > lines + 1:
+            raise InvalidQuery(
+                f"{rel} has {lines} lines: the target line must be at most {lines + 1} "
+                f"({lines + 1} appends at the end)"
+            )
         offset = ft.line_starts[line - 1] if line <= count else len(ft.data)
         if line == 1:
             offset = max(offset, ft.body_offset)
@@ -151,6 +166,8 @@ class Editor:
         sel = self._selection(ref)
         plans = self._plans(sel)
         for r in sel.ranges:
+            # exactly at the edge of the range: for a whole line, before its first character
+            # or after its last one (before the line break), so "\nnew" adds a line after it
             at = r.start_byte if where == "before" else r.end_byte
             plans[r.path].splices.append(_Splice(at, at, _encode(text, plans[r.path].ft)))
         return self._apply(ref, plans, "insert", refreshed=sel.refreshed)
@@ -221,8 +238,8 @@ class Editor:
             new, spans = _splice(plan.ft, plan.splices)
             if plan.ft.encoding != "binary-safe" and encoding_of(new) == "binary-safe":
                 raise UnsafeSelection(
-                    f"the edit would leave invalid UTF-8 in {path} (a range splits a character); "
-                    "nothing was written",
+                    f"the edit would leave invalid UTF-8 in {path} (a range splits a character, "
+                    "or the text comes from a file in another encoding); nothing was written",
                     details={"path": path},
                 )
             if new == plan.ft.data:
@@ -297,7 +314,10 @@ class Editor:
             texts[change.path] = ft
             end_line = max(1, len(ft.line_starts) - (1 if ft.data.endswith(b"\n") else 0))
             ranges.append(Range(change.path, ft.body_offset, len(ft.data), 1, end_line, ft.stamp))
-        os.rename(folder, folder + ".undone")
+        done = folder + ".undone"
+        if os.path.isdir(done):
+            shutil.rmtree(done)  # an earlier undo of the same (redone) edit
+        os.rename(folder, done)
         answer = self._views.register(
             Selection(source=result_id, ranges=ranges, result_id="", texts=texts), "undo",
             {"ref": result_id}, None,
@@ -324,17 +344,26 @@ def unified_diff(changes: Sequence[FileChange]) -> str:
     return "".join(parts)
 
 
+def _line_break_at(data: bytes, at: int) -> int:
+    """Length of the line break starting at byte ``at`` (0 when there is none)."""
+    if data[at : at + 2] == b"\r\n":
+        return 2
+    return 1 if data[at : at + 1] == b"\n" else 0
+
+
 def _splice(ft: FileText, splices: list[_Splice]) -> tuple[bytes, list[tuple[int, int, bool]]]:
     """Apply splices (end first); the new bytes and each splice's (start, end, inserted) after."""
     data = ft.data
     ordered = sorted(splices, key=lambda s: (s.start, s.end))
     for sp in ordered:
-        if sp.lines and sp.text == b"" and sp.end < len(data):
-            # deleting whole lines removes their line break too
-            if data[sp.end : sp.end + 2] == b"\r\n":
-                sp.end += 2
-            elif data[sp.end : sp.end + 1] == b"\n":
-                sp.end += 1
+        if sp.lines and sp.text == b"":
+            # deleting whole lines removes their line break too (the one before the last line
+            # of a file that has no final newline)
+            after = _line_break_at(data, sp.end)
+            if after:
+                sp.end += after
+            elif sp.start > 0 and data[sp.start - 1 : sp.start] == b"\n":
+                sp.start -= 2 if data[sp.start - 2 : sp.start] == b"\r\n" else 1
     for a, b in zip(ordered, ordered[1:], strict=False):
         if b.start < a.end:
             raise Conflict(

@@ -78,8 +78,11 @@ class Views:
             raise InvalidQuery(f"offset is the first line to read (1-based), got {offset!r}")
         if limit is not None and (isinstance(limit, bool) or limit < 1):
             raise InvalidQuery(f"limit is the number of lines to read, got {limit!r}")
+        extra: dict[str, Any] = {"offset": offset, "limit": limit}
         if looks_like_ref(target):
             sel = self._resolver.resolve(target)
+            if parse_ref(target).is_all and not sel.complete:
+                extra["incomplete_all"] = True  # edits must refuse it, as the :all itself
         else:
             sel = self._path_selection(target)
         truncated = False
@@ -90,7 +93,7 @@ class Views:
             if truncated
             else None
         )
-        return self.register(sel, "read", {"offset": offset, "limit": limit}, reason)
+        return self.register(sel, "read", extra, reason)
 
     def _path_selection(self, target: str) -> Selection:
         rel = self._ws.validate_path(target)
@@ -173,8 +176,9 @@ class Views:
                 if i > len(sel.ranges):
                     raise NotFound(f"{ref} has {len(sel.ranges)} range(s), no item {i}")
                 ranges.append(sel.ranges[i - 1])
+        # explicit items are an exact selection even when their result is incomplete
         sel = Selection(source=ref, ranges=sorted(set(ranges)), result_id=row.id,
-                        complete=row.complete, broadened=row.broadened)
+                        complete=True, broadened=row.broadened)
         return self.register(sel, "select", {"items": list(items)}, None)
 
     # -- registering ------------------------------------------------------------------------
@@ -205,12 +209,13 @@ class Views:
             body = {"lines": True} if r.lines else {}
             rows.append(MatchRow(n, r.path, r.start_byte, r.end_byte, r.line, r.end_line, r.stamp, body))
         complete = sel.complete and reason is None
+        flags = {k: v for k, v in options.items() if k == "incomplete_all"}
         self._registry.put_result(
             ResultRow(
                 id=result_id, kind=kind, request=json.dumps({"source": sel.source, **options}),
                 fingerprint=key, mode=kind, fallback=None, broadened=sel.broadened,
                 complete=complete, incomplete_reason=reason, total=len(rows), stored=len(rows),
-                resume_after=None, skipped={}, extra={"from": sel.result_id},
+                resume_after=None, skipped={}, extra={"from": sel.result_id, **flags},
             ),
             rows,
         )

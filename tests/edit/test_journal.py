@@ -7,7 +7,7 @@ writes atomically per file and keeps modes. A process killed at each crash point
 file ends entirely old or entirely new, and no temporary file stays behind. Recovery is
 idempotent and never overwrites a file that changed after the crash.
 
-``test_engine_bug_*`` exposes an engine bug reported to the lead; it fails until fixed.
+``test_regression_*`` exposes an engine bug reported to the lead; it fails until fixed.
 """
 
 from __future__ import annotations
@@ -180,7 +180,7 @@ def test_a_commit_recovers_an_interrupted_one_first(make_workspace: MakeWorkspac
     assert leftovers(root) == []
 
 
-def test_engine_bug_recovery_elsewhere_must_not_tear_a_live_commit(
+def test_regression_recovery_elsewhere_must_not_tear_a_live_commit(
     make_workspace: MakeWorkspace, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Engine bug (reported): ``recover`` rolls back every ``prepared`` journal, including one

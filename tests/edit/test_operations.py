@@ -15,7 +15,7 @@ would put invalid UTF-8 into a UTF-8 file is refused. ``undo`` restores exact by
 (forged references, cloaked files, targets outside the root, oversized text, overlapping or
 unsafe selections) is refused with its SPEC code and nothing written.
 
-Tests named ``test_engine_bug_*`` expose engine bugs reported to the lead; they fail until the
+Tests named ``test_regression_*`` expose engine bugs reported to the lead; they fail until the
 engine is fixed.
 """
 
@@ -590,7 +590,7 @@ def test_undo_of_something_that_is_not_an_edit(bench: Bench, make: Callable[[Wor
     assert (root / "a.py").read_bytes() == b"v = 1\n"
 
 
-def test_engine_bug_undo_of_a_redone_edit(bench: Bench) -> None:
+def test_regression_undo_of_a_redone_edit(bench: Bench) -> None:
     """Engine bug (reported): edit, undo, the same edit again (the old reference is valid again:
     its file holds the searched bytes), undo again -> the second edit gets the same RESULT# id,
     and the second undo restores the file but then crashes renaming the undo folder onto the
@@ -766,7 +766,7 @@ def test_all_of_an_incomplete_result_is_unsafe(bench: Bench) -> None:
     assert (root / "small.py").read_bytes() == b"pin = 2\n"
 
 
-def test_engine_bug_text_that_cannot_be_utf8_is_invalid_query(bench: Bench) -> None:
+def test_regression_text_that_cannot_be_utf8_is_invalid_query(bench: Bench) -> None:
     """Engine bug (reported): a lone surrogate in the text (possible from Python, and from MCP
     JSON such as ``"\\udcff"``) escapes as ``UnicodeEncodeError`` (an ``internal`` error)
     instead of ``invalid_query``."""
@@ -776,7 +776,7 @@ def test_engine_bug_text_that_cannot_be_utf8_is_invalid_query(bench: Bench) -> N
     assert (root / "a.py").read_bytes() == b"v = 1\n"
 
 
-def test_engine_bug_editing_through_a_symlinked_file_keeps_the_link(bench: Bench) -> None:
+def test_regression_editing_through_a_symlinked_file_keeps_the_link(bench: Bench) -> None:
     """Engine bug (reported): the walker lists ``link.py -> real.py`` as a file; an edit
     through ``link.py`` renames a temporary file over the symlink, so the link becomes a
     regular file and ``real.py`` is not edited. Either write through to the target or refuse;

@@ -1,0 +1,283 @@
+"""Real code in four languages for the structural-search (``ast:``) parity tests and benchmark.
+
+Every corpus comes from a package registry through its ordinary client, is fetched once and
+cached under ``$SLEUTH_CORPUS_DIR`` or ``~/.cache/sleuth/corpora`` (the cache of
+``tests/corpus.py``, whose lock and atomic-publish helpers are reused here):
+
+========== ============================================== ==============================================
+language   corpus                                         how it is fetched
+========== ============================================== ==============================================
+Python     Django 5.2.x sdist (about 2,800 ``.py`` files) ``pip download --no-binary :all:`` (corpus.py)
+TypeScript rxjs 7.8.2, ``package/src`` (251 ``.ts`` files) ``npm pack rxjs@7.8.2``
+Rust       tokio crate sources (420 ``.rs`` files)        ``apt-get download librust-tokio-dev`` +
+                                                          ``dpkg-deb -x`` (Debian ships crate sources)
+C          psutil 7.2.2 sdist (103 ``.c``/``.h`` files)   ``pip download --no-binary :all: psutil``
+========== ============================================== ==============================================
+
+Why these: each is moderate (under 4 MB of source, so a parity pattern over all of it runs in
+seconds) and is real, idiomatic code of its language. rxjs rather than zod or TypeScript itself:
+TypeScript is too big, and zod uses variance annotations (``<in T>``) that the PyPI TypeScript
+grammar cannot parse while ast-grep's bundled one can, so the two engines would see different
+trees. psutil rather than the kernel: the kernel is a 140 MB download; psutil's C (Linux, BSD,
+macOS, Windows, AIX and SunOS back ends) is plain C with the usual macros.
+
+``apt-get download`` needs package lists: when it fails, ``apt-get update`` is run once (as
+root) and the download retried. The ``.deb`` is unpacked with ``dpkg-deb -x`` into a private
+folder; no package is installed.
+
+Concurrency (pytest-xdist, several test runs): each fetch holds an exclusive ``fcntl`` lock on
+``<cache>/.<name>.lock``, unpacks into a private temporary folder and publishes it with one atomic
+``os.rename``; a half-unpacked tree is never visible under its final name. Run this file as a
+script to fetch everything and print the trees: ``python tests/ast_corpora.py``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+
+__all__ = [
+    "Corpus",
+    "CORPORA",
+    "RXJS_SPEC",
+    "TOKIO_PACKAGE",
+    "PSUTIL_SPEC",
+    "cache_dir",
+    "corpus",
+    "django_tree",
+    "psutil_tree",
+    "rxjs_tree",
+    "tokio_tree",
+]
+
+_HERE = Path(__file__).resolve().parent
+
+#: npm package spec of the TypeScript corpus.
+RXJS_SPEC = "rxjs@7.8.2"
+#: Debian package carrying the tokio crate's sources (the Rust corpus).
+TOKIO_PACKAGE = "librust-tokio-dev"
+#: pip requirement of the C corpus (an sdist whose C sources are the extension module).
+PSUTIL_SPEC = "psutil==7.2.2"
+
+
+def _corpus_module() -> ModuleType:
+    """``tests/corpus.py``, loaded once under the name ``test_rg_parity`` also uses.
+
+    The tests run with ``--import-mode=importlib`` (``tests/`` is not on ``sys.path``), so the
+    module is loaded from its file, as the other corpus users do.
+    """
+    name = "sleuth_tests_corpus"
+    loaded = sys.modules.get(name)
+    if loaded is not None:
+        return loaded
+    spec = importlib.util.spec_from_file_location(name, _HERE / "corpus.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def cache_dir() -> Path:
+    """The shared corpus cache folder (created if missing)."""
+    path: Path = _corpus_module().cache_dir()
+    return path
+
+
+def django_tree() -> Path:
+    """The unpacked Django 5.2.x sdist (``tests/corpus.py``)."""
+    path: Path = _corpus_module().django_tree()
+    return path
+
+
+def _run(cmd: list[str], cwd: Path) -> None:
+    """Run a fetch command; on failure raise with its output (the fixture's error is the test's)."""
+    proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        raise RuntimeError(
+            f"{' '.join(cmd)} failed with exit code {proc.returncode}:\n"
+            f"{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}"
+        )
+
+
+def _fetch_once(name: str, build: Callable[[Path], None], tree_in: Callable[[Path], Path]) -> Path:
+    """Fetch corpus ``name`` once: ``build(tmp)`` fills a private folder that is then published.
+
+    ``tree_in(folder)`` locates the source tree inside the published folder (and checks it).
+    """
+    final = cache_dir() / name
+    if final.is_dir():
+        return tree_in(final)
+    with _corpus_module().locked(name):
+        if final.is_dir():  # another process finished while this one waited for the lock
+            return tree_in(final)
+        tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{name}-", dir=cache_dir()))
+        try:
+            build(tmp)
+            tree_in(tmp)  # refuse to publish a folder without the expected tree
+            _corpus_module().publish_dir(tmp, final)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+    return tree_in(final)
+
+
+def _unpack_tar(archive: Path, into: Path) -> None:
+    with tarfile.open(archive) as tar:
+        tar.extractall(into, filter="data")
+
+
+def _one(matches: list[Path], what: str, where: Path) -> Path:
+    if len(matches) != 1 or not matches[0].is_dir():
+        raise RuntimeError(f"expected one {what} in {where}, found {matches!r}")
+    return matches[0]
+
+
+# -- TypeScript: rxjs from npm ------------------------------------------------------------------
+
+
+def _build_rxjs(tmp: Path) -> None:
+    npm = shutil.which("npm")
+    if npm is None:
+        raise RuntimeError("npm is not installed (apt-get install npm)")
+    work = tmp / ".download"
+    work.mkdir()
+    _run([npm, "pack", RXJS_SPEC, "--silent", "--pack-destination", str(work)], cwd=work)
+    tarballs = sorted(work.glob("rxjs-*.tgz"))
+    if len(tarballs) != 1:
+        raise RuntimeError(f"npm pack {RXJS_SPEC} left {tarballs!r} in {work}")
+    _unpack_tar(tarballs[0], tmp)
+    shutil.rmtree(work)
+
+
+def rxjs_tree() -> Path:
+    """The unpacked rxjs npm package (``package/``); its TypeScript sources are in ``src/``."""
+
+    def tree_in(folder: Path) -> Path:
+        tree = folder / "package"
+        if not (tree / "src").is_dir():
+            raise RuntimeError(f"{tree} has no src/ folder")
+        return tree
+
+    return _fetch_once("rxjs-7.8.2", _build_rxjs, tree_in)
+
+
+# -- Rust: tokio from Debian ---------------------------------------------------------------------
+
+
+def _apt_download(package: str, into: Path) -> Path:
+    """``apt-get download PACKAGE`` into ``into``; one ``apt-get update`` if the lists are stale."""
+    apt = shutil.which("apt-get")
+    if apt is None:
+        raise RuntimeError("apt-get is not available: the Rust corpus comes from Debian")
+    cmd = [apt, "download", "-q", package]
+    proc = subprocess.run(cmd, cwd=into, capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        if os.geteuid() != 0:
+            raise RuntimeError(f"apt-get download {package} failed (run as root?): {proc.stderr}")
+        env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+        subprocess.run([apt, "update", "-q"], check=True, env=env, capture_output=True)
+        _run(cmd, cwd=into)
+    debs = sorted(into.glob(f"{package}_*.deb"))
+    if len(debs) != 1:
+        raise RuntimeError(f"apt-get download {package} left {debs!r} in {into}")
+    return debs[0]
+
+
+def _build_tokio(tmp: Path) -> None:
+    work = tmp / ".download"
+    work.mkdir()
+    deb = _apt_download(TOKIO_PACKAGE, work)
+    _run(["dpkg-deb", "-x", str(deb), str(tmp / "root")], cwd=tmp)
+    shutil.rmtree(work)
+
+
+def tokio_tree() -> Path:
+    """The tokio crate's sources as Debian ships them (``tokio-1.x/`` with ``src/``, ``tests/``)."""
+
+    def tree_in(folder: Path) -> Path:
+        registry = folder / "root" / "usr" / "share" / "cargo" / "registry"
+        return _one(sorted(registry.glob("tokio-*")), "tokio crate", registry)
+
+    return _fetch_once("librust-tokio-dev", _build_tokio, tree_in)
+
+
+# -- C: psutil from PyPI -------------------------------------------------------------------------
+
+
+def _build_psutil(tmp: Path) -> None:
+    work = tmp / ".download"
+    cmd = [
+        sys.executable,
+        "-m",
+        "pip",
+        "download",
+        "--quiet",
+        "--disable-pip-version-check",
+        "--no-deps",
+        "--no-binary",
+        ":all:",
+        "--dest",
+        str(work),
+        PSUTIL_SPEC,
+    ]
+    work.mkdir()
+    _run(cmd, cwd=tmp)
+    archives = sorted(work.glob("psutil-*.tar.gz"))
+    if len(archives) != 1:
+        raise RuntimeError(f"pip download {PSUTIL_SPEC} left {archives!r} in {work}")
+    _unpack_tar(archives[0], tmp)
+    shutil.rmtree(work)
+
+
+def psutil_tree() -> Path:
+    """The unpacked psutil sdist (``psutil-7.2.2/``); its C sources are under ``psutil/``."""
+
+    def tree_in(folder: Path) -> Path:
+        return _one(sorted(folder.glob("psutil-*")), "psutil sdist", folder)
+
+    return _fetch_once("psutil-7.2.2", _build_psutil, tree_in)
+
+
+# -- the table -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Corpus:
+    """One corpus: its language (sleuth's and ast-grep's name), how to fetch it, where to look."""
+
+    name: str
+    lang: str
+    fetch: Callable[[], Path]
+    scope: str  # the sub-folder holding the sources ("" = the whole tree)
+    min_files: int  # a sanity floor for the number of source files in ``scope``
+
+
+CORPORA: dict[str, Corpus] = {
+    c.name: c
+    for c in (
+        Corpus("django", "python", django_tree, "", 2500),
+        Corpus("rxjs", "typescript", rxjs_tree, "src", 200),
+        Corpus("tokio", "rust", tokio_tree, "", 300),
+        Corpus("psutil", "c", psutil_tree, "psutil", 80),
+    )
+}
+
+
+def corpus(name: str) -> Path:
+    """Fetch (once) and return the tree of corpus ``name`` (a key of ``CORPORA``)."""
+    return CORPORA[name].fetch()
+
+
+if __name__ == "__main__":
+    for key, entry in CORPORA.items():
+        print(f"{key}\t{entry.lang}\t{corpus(key)}")

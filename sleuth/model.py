@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Match", "SkipCounts"]
+__all__ = ["Match", "SkipCounts", "SymbolDef", "SymbolRef", "symbol_id"]
 
 
 @dataclass(frozen=True)
@@ -58,3 +58,60 @@ class SkipCounts:
         if self.unreadable:
             out["unreadable"] = self.unreadable
         return out
+
+
+def symbol_id(path: str, qualified_name: str, kind: str) -> str:
+    """The stable id of a declaration: the same for ``symbols:``, ``symbol:#`` and ``graph:``.
+
+    A hash of the file, the container-qualified name (``Class.method``) and the kind, so it
+    survives edits elsewhere in the file and changes when the declaration is renamed or moved.
+    """
+    import xxhash
+
+    return xxhash.xxh3_64_hexdigest(f"{path}\0{qualified_name}\0{kind}".encode())[:12]
+
+
+@dataclass(frozen=True)
+class SymbolDef:
+    """A declaration found in a file (by tags.scm or a language server).
+
+    ``start_byte``/``end_byte`` cover the whole declaration (body included); ``name_start``/
+    ``name_end`` the name itself. ``container`` is the qualified name of the enclosing
+    declaration (``""`` at top level); ``qualified`` = ``container.name``.
+    """
+
+    id: str
+    name: str
+    kind: str
+    container: str
+    path: str
+    start_byte: int
+    end_byte: int
+    line: int
+    end_line: int
+    name_start: int
+    name_end: int
+
+    @property
+    def qualified(self) -> str:
+        return f"{self.container}.{self.name}" if self.container else self.name
+
+
+@dataclass(frozen=True)
+class SymbolRef:
+    """A use of a name in a file: a call, a reference, an import or a base class.
+
+    ``enclosing`` is the id of the innermost declaration holding the use (None at top level);
+    ``target`` is filled once the use is resolved to a declaration id (by name and scope rules,
+    or by a language server), else None.
+    """
+
+    name: str
+    kind: str  # "call" | "reference" | "import" | "inherit"
+    path: str
+    start_byte: int
+    end_byte: int
+    line: int
+    enclosing: str | None = None
+    target: str | None = None
+    module: str | None = None  # for imports: the imported module path as written ("pkg.mod")

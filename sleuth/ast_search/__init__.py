@@ -13,6 +13,7 @@ from sleuth.ast_search.engine import AstMatch, AstPattern, Capture, Literals, co
 from sleuth.ast_search.languages import LANGUAGES, LangSpec, get_lang_spec, language_for_path
 from sleuth.ast_search.matcher import STRICTNESS
 from sleuth.ast_search.pattern import MAX_PATTERN_CHARS
+from sleuth.ast_search.tags import FileTags, extract_tags, tags_supported
 from sleuth.ast_search.trees import TreeCache, parse
 
 __all__ = [
@@ -29,4 +30,7 @@ __all__ = [
     "MAX_PATTERN_CHARS",
     "TreeCache",
     "parse",
+    "FileTags",
+    "extract_tags",
+    "tags_supported",
 ]

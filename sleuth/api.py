@@ -11,9 +11,9 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from sleuth.query.execute import Prepared, prepare
+from sleuth.query.execute import Engines, Prepared, prepare
 from sleuth.query.request import DEFAULT_LIMIT, SearchRequest
 from sleuth.resources.refs import looks_like_ref
 from sleuth.resources.registry import Registry, ResultRow
@@ -41,6 +41,7 @@ class Workbench:
         no_ignore: bool = False,
         build_index: bool = True,
         watch: bool = False,
+        servers: bool = True,
     ) -> None:
         self.workspace = Workspace(root, no_ignore=no_ignore)
         if watch:
@@ -50,6 +51,8 @@ class Workbench:
         self._build_index = build_index
         self._index: IndexKeeper | None = None
         self._trees_: TreeCache | None = None
+        self._use_servers = servers
+        self._engines = Engines(make_servers=self._servers)
         self._resolver = Resolver(
             self.workspace, self._registry, complete=self._complete, rerun=self._rerun
         )
@@ -79,16 +82,35 @@ class Workbench:
 
     # -- plumbing between the registry and the query layer ----------------------------------
 
+    def _engine_state(self, req: SearchRequest) -> Engines:
+        engines = self._engines
+        engines.trees = self._trees
+        # a one-shot process (the CLI) neither loads nor builds the index: loading it costs more
+        # than the scan it would save (benchmarks/RESULTS.md)
+        engines.index = self.index if self._build_index else None
+        if req.query.startswith("symbol:#"):
+            sid = req.query.removeprefix("symbol:#").strip()
+            path = self._registry.find_symbol_path(sid)
+            if path is not None:
+                engines.symbol_paths[sid] = path
+        return engines
+
+    def _servers(self) -> Any:
+        if not self._use_servers:
+            return None
+        from sleuth.lsp_bridge import ServerPool
+
+        return ServerPool(self.workspace)
+
     def _prepare(self, req: SearchRequest) -> Prepared:
         """Prepare a search; a reference as ``path`` is resolved to its exact ranges first."""
+        engines = self._engine_state(req)
         if looks_like_ref(req.path):
             sel = self._resolver.resolve(req.path)
             ranges = [(r.path, r.start_byte, r.end_byte, r.stamp) for r in sel.ranges]
-            return prepare(self.workspace, req, None, ranges, self._trees)
-        # a one-shot process (the CLI) neither loads nor builds the index: loading it costs more
-        # than the scan it would save (benchmarks/RESULTS.md)
-        index = self.index if self._build_index else None
-        return prepare(self.workspace, req, index, trees=self._trees)
+            engines.index = None
+            return prepare(self.workspace, req, engines, ranges)
+        return prepare(self.workspace, req, engines)
 
     def _complete(self, row: ResultRow) -> ResultRow:
         return self._pager.complete(row, self._prepare(request_of(row)))
@@ -192,6 +214,9 @@ class Workbench:
         return self.index.build_now(files)
 
     def close(self) -> None:
+        if self._engines.servers is not None:
+            self._engines.servers.close()
+            self._engines.servers = None
         self.workspace.close()
         self._registry.close()
 

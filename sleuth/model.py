@@ -30,6 +30,8 @@ class Match:
     stamp: str = ""
     captures: dict[str, Any] | None = None
     score: float | None = None
+    extra: dict[str, Any] | None = None
+    """Mode-specific fields added to the match's JSON (e.g. ``symbol`` for symbols:)."""
 
     @property
     def sort_key(self) -> tuple[str, int, int]:

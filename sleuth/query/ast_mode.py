@@ -62,7 +62,7 @@ class AstSource:
         found: list[Found] = []
         for m in pattern.find(ft.data, tree):
             caps = {name: (c.nodes, c.start_byte, c.end_byte) for name, c in m.captures.items()}
-            found.append((m.start_byte, m.end_byte, caps))
+            found.append((m.start_byte, m.end_byte, caps, None))
         return found
 
 

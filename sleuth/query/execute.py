@@ -8,9 +8,9 @@ computes the path matches outright. The registry in ``resources`` drives the sca
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import xxhash
 
@@ -25,11 +25,12 @@ from sleuth.workspace import FileEntry, Workspace
 if TYPE_CHECKING:
     from sleuth.ast_search import TreeCache
     from sleuth.query.index import IndexKeeper
+    from sleuth.query.symbols_mode import TagsCache
 
 # Engines a query does not use are imported when first needed: a one-shot CLI call pays only
 # for its own mode (tree-sitter and its grammars cost more to import than a small search).
 
-__all__ = ["Prepared", "prepare", "ScopeRange"]
+__all__ = ["Prepared", "prepare", "ScopeRange", "Engines"]
 
 ScopeRange = tuple[str, int, int, str]
 """(path, start_byte, end_byte, stamp) of one range of a reference scope."""
@@ -51,6 +52,8 @@ class Prepared:
     path_matches: list[Match] | None = None
     ordered_by_score: bool = False
     index: IndexKeeper | None = None
+    notes: list[str] = field(default_factory=list)
+    """Why the answer is incomplete beyond skipped files (a language without symbols, ...)."""
     ranges: dict[str, list[tuple[int, int]]] | None = None
 
     def scanner(self, stage: Stage) -> Scanner:
@@ -128,21 +131,34 @@ def _fingerprint(req: SearchRequest, files: list[FileEntry]) -> str:
     return h.hexdigest()
 
 
+@dataclass
+class Engines:
+    """Warm engine state a long-running face keeps between queries (all optional)."""
+
+    index: IndexKeeper | None = None
+    trees: TreeCache | None = None
+    tags: TagsCache | None = None
+    servers: Any = None  # sleuth.lsp_bridge.ServerPool, made on first use by ``make_servers``
+    make_servers: Callable[[], Any] | None = None
+    symbol_paths: dict[str, str] = field(default_factory=dict)  # id -> path hints (symbol:#)
+
+
 def prepare(
     ws: Workspace,
     req: SearchRequest,
-    index: IndexKeeper | None = None,
+    engines: Engines | None = None,
     scope_ranges: Sequence[ScopeRange] | None = None,
-    trees: TreeCache | None = None,
 ) -> Prepared:
     """Route, validate the scope and plan the search; no file content is read yet.
 
     ``scope_ranges`` is a reference scope resolved by ``resources`` (SPEC §5): only those
     byte ranges are searched, each on its own.
     """
+    engines = engines or Engines()
+    index, trees = engines.index, engines.trees
     rt = route(req.query)
     if scope_ranges is not None:
-        return _prepare_in_ranges(ws, req, rt, scope_ranges, trees)
+        return _prepare_in_ranges(ws, req, rt, scope_ranges, engines)
     scope = ws.validate_path(req.path)
     listing = ws.list_files(scope, req.include, req.exclude, any_size=rt.mode == "files")
     files = listing.files
@@ -165,6 +181,9 @@ def prepare(
         prepared.path_matches = [Match(path=p, text=p, score=s) for p, s in hits]
         prepared.ordered_by_score = pq.kind == "fuzzy"
         return prepared
+    if rt.mode in ("symbols", "symbol"):
+        _plan_symbols(prepared, engines, None)
+        return prepared
     if rt.mode == "ast":
         from sleuth.query.ast_mode import plan_ast
 
@@ -180,19 +199,69 @@ def prepare(
     return prepared
 
 
+def _plan_symbols(
+    prepared: Prepared, engines: Engines, ranges: dict[str, list[tuple[int, int]]] | None
+) -> None:
+    from sleuth.query.symbols_mode import (
+        TIERS,
+        TagsCache,
+        pick_finder,
+        plan_symbol_id,
+        plan_symbols,
+    )
+
+    if engines.tags is None:
+        engines.tags = TagsCache()
+    ws, req, rt = prepared.ws, prepared.request, prepared.route
+    if engines.servers is None and engines.make_servers is not None:
+        engines.servers = engines.make_servers()
+    finder = pick_finder(ws, prepared.files, req.lang, engines.tags, engines.trees, engines.servers)
+    if rt.mode == "symbol":
+        source = plan_symbol_id(ws, rt.body, engines.symbol_paths.get(rt.body), finder)
+    else:
+        everything = ws.list_files().files if req.navigation == "references" else None
+        source = plan_symbols(ws, rt.body, prepared.files, everything, finder, ranges)
+    missing = _languages_without_symbols(prepared.files, req.lang, finder)
+    if missing:
+        prepared.notes.append(
+            f"no symbols for {', '.join(sorted(missing))}: no language server and no tags rules"
+        )
+    by_path = {f.path: f for f in prepared.files}
+    prepared.files = [by_path.get(p) or FileEntry(p, 0, 0) for p in source.paths]
+    fallback = TIERS[source.tier] if source.tier else None
+    prepared.stages = [Stage("symbol" if rt.mode == "symbol" else "symbols", fallback, source)]
+    if source.reason:
+        prepared.notes.append(source.reason)
+
+
+def _languages_without_symbols(
+    files: Sequence[FileEntry], lang: str | None, finder: Any
+) -> set[str]:
+    from sleuth.ast_search import get_lang_spec, language_for_path
+    from sleuth.ast_search.tags import tags_supported
+
+    if lang:
+        present = {get_lang_spec(lang).name}
+    else:
+        present = {lg for f in files if (lg := language_for_path(f.path))}
+    if getattr(finder, "precision", "") == "semantic":
+        return set()
+    return {lg for lg in present if not tags_supported(lg)}
+
+
 def _prepare_in_ranges(
     ws: Workspace,
     req: SearchRequest,
     rt: Route,
     scope_ranges: Sequence[ScopeRange],
-    trees: TreeCache | None,
+    engines: Engines,
 ) -> Prepared:
     if req.include or req.exclude:
         raise Unsupported(
             "include/exclude cannot narrow a reference scope: the reference already selects "
             "exact ranges (SPEC §5)"
         )
-    if rt.mode not in ("text", "regex", "ast"):
+    if rt.mode not in ("text", "regex", "ast", "symbols"):
         raise Unsupported(f"{rt.prefix or rt.mode} queries cannot run inside a reference scope yet")
     ranges: dict[str, list[tuple[int, int]]] = {}
     for path, start, end, _stamp in scope_ranges:
@@ -204,10 +273,18 @@ def _prepare_in_ranges(
         ws=ws, request=req, route=rt, scope=req.path, files=files, skipped=SkipCounts(),
         fingerprint=h.hexdigest(), ranges=ranges,
     )
-    if rt.mode == "ast":
+    if rt.mode == "symbols":
+        if req.navigation == "references":
+            raise Unsupported(
+                "symbols: with navigation=references lists references across the workspace: "
+                "run it without a reference scope"
+            )
+        _plan_symbols(prepared, engines, ranges)
+        prepared.ranges = None  # declarations were already kept to the ranges
+    elif rt.mode == "ast":
         from sleuth.query.ast_mode import plan_ast
 
-        source, prepared.files = plan_ast(rt.body, req, files, trees)
+        source, prepared.files = plan_ast(rt.body, req, files, engines.trees)
         prepared.stages = [Stage("ast", None, source)]
     elif rt.mode == "regex":
         prepared.stages = plan_regex(rt.body, case_sensitive=req.case_sensitive)

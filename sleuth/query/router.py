@@ -28,8 +28,6 @@ _PREFIXES: tuple[tuple[str, Mode], ...] = (
 )
 
 _NOT_BUILT: dict[Mode, str] = {
-    "symbols": "symbol search (symbols:) needs the language-server bridge, not available yet",
-    "symbol": "symbol:# needs the language-server bridge, not available yet",
     "graph": "graph: queries need the reference graph, not available yet",
     "semantic": "semantic: search needs the optional semantic extra, which is not installed",
 }

@@ -48,7 +48,8 @@ class StructuredSource(SpanSource, Protocol):
 
 CaptureSpan = tuple[int, int, int]
 """(nodes, start_byte, end_byte) of one capture."""
-Found = tuple[int, int, dict[str, CaptureSpan] | None]
+Found = tuple[int, int, dict[str, CaptureSpan] | None, dict[str, Any] | None]
+"""(start, end, captures, extra JSON fields of the match) of one match."""
 
 
 @dataclass
@@ -81,6 +82,7 @@ def make_match(
     end: int,
     context: int,
     captures: dict[str, CaptureSpan] | None = None,
+    extra: dict[str, Any] | None = None,
 ) -> Match:
     """A SPEC §3.4 match record for the byte range [start, end) of ``ft``.
 
@@ -101,6 +103,7 @@ def make_match(
         after=after,
         stamp=ft.stamp,
         captures=_captures(ft, captures) if captures is not None else None,
+        extra=extra,
     )
 
 
@@ -150,7 +153,10 @@ class Scanner:
                 yield FileHits(
                     path=path,
                     stamp=ft.stamp,
-                    matches=[make_match(ft, s, e, self._context, caps) for s, e, caps in found],
+                    matches=[
+                        make_match(ft, s, e, self._context, caps, extra)
+                        for s, e, caps, extra in found
+                    ],
                 )
 
     def count_rest(self, after: str | None) -> Iterator[int]:
@@ -182,12 +188,12 @@ class Scanner:
             # structural matches must lie wholly inside one range
             return [f for f in found if any(s <= f[0] and f[1] <= e for s, e in ranges)]
         if ranges is None:
-            return [(s, e, None) for s, e in source.spans(ft.data, ft.body_offset)]
+            return [(s, e, None, None) for s, e in source.spans(ft.data, ft.body_offset)]
         out: list[Found] = []
         for start, end in ranges:
             # each range is searched on its own: a match never spans a gap between ranges
             piece = ft.data[start:end]
-            out.extend((s + start, e + start, None) for s, e in source.spans(piece, 0))
+            out.extend((s + start, e + start, None, None) for s, e in source.spans(piece, 0))
         return out
 
 

@@ -19,7 +19,7 @@ from sleuth.text_search.matchers import Matcher, literal_matcher, regex_matcher
 
 __all__ = ["Stage", "MatcherSource", "BooleanSource", "plan_text", "plan_regex", "TextMode"]
 
-TextMode = Literal["literal", "regex", "boolean", "broadened", "ast"]
+TextMode = Literal["literal", "regex", "boolean", "broadened", "ast", "symbols", "symbol", "graph"]
 
 
 class MatcherSource:

@@ -167,6 +167,16 @@ class Registry:
             conn.executemany("DELETE FROM results WHERE id = ?", ((i,) for i in old))
         return len(old)
 
+    def find_symbol_path(self, sid: str) -> str | None:
+        """The file of the declaration ``sid`` as a past symbols: answer recorded it."""
+        if not sid.isalnum():
+            return None
+        row = self._conn().execute(
+            "SELECT path FROM matches WHERE body LIKE ? LIMIT 1",
+            (f'%"id": "{sid}"%',),
+        ).fetchone()
+        return None if row is None else str(row[0])
+
     def get_result(self, result_id: str) -> ResultRow | None:
         row = self._conn().execute(
             "SELECT id, kind, request, fingerprint, mode, fallback, broadened, complete, "

@@ -28,6 +28,7 @@ def match_body(m: Match) -> dict[str, Any]:
         "context": {"before": list(m.before), "after": list(m.after)} if m.line is not None else None,
         "captures": m.captures,
         "score": m.score,
+        **(m.extra or {}),
     }
 
 
@@ -39,6 +40,9 @@ def numbered(result: str, n: int, body: dict[str, Any]) -> dict[str, Any]:
     out["ref"] = {"line": f"{result}:{n}:line", "match": f"{result}:{n}:match"}
     out["captures"] = body.get("captures")
     out["score"] = body.get("score")
+    for key, value in body.items():
+        if key not in out:
+            out[key] = value  # mode-specific fields (symbols: "symbol")
     return out
 
 

@@ -160,6 +160,9 @@ class SearchPager:
         self._registry.put_result(row, *_rows(row.id, 1, stored))
         return row
 
+    def _new_row_reason(self, prepared: Prepared) -> str | None:
+        return "; ".join(filter(None, [_incomplete_reason(prepared.skipped), *prepared.notes])) or None
+
     def _new_row(
         self,
         prepared: Prepared,
@@ -171,7 +174,7 @@ class SearchPager:
         resume_after: str | None,
         total: int | None,
     ) -> ResultRow:
-        reason = _incomplete_reason(prepared.skipped)
+        reason = self._new_row_reason(prepared)
         return ResultRow(
             id=result_id,
             kind="search",

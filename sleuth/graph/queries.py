@@ -1,0 +1,153 @@
+"""Read-only questions over a ``Graph``: ``graph:PATH``, ``graph:#ID`` and dependents (SPEC §8).
+
+All answers are plain records from ``sleuth.graph.model``, sorted deterministically (by path,
+then line). ``contains`` edges are shown as structure (``members``), never as uses.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import TYPE_CHECKING, Any
+
+from sleuth.errors import InvalidQuery
+from sleuth.graph.model import (
+    DeclView,
+    Dependent,
+    EdgeGroup,
+    FileView,
+    Neighbor,
+    NodeInfo,
+    NodeView,
+    Occurrence,
+    Use,
+)
+
+if TYPE_CHECKING:
+    from sleuth.graph.build import Graph
+
+__all__ = ["file_view", "node_view", "dependents", "DEPENDENCY_KINDS"]
+
+DEPENDENCY_KINDS = frozenset({"calls", "references", "inherits", "imports"})
+"""Edge kinds along which ``dependents`` walks (a use means: the source depends on the target)."""
+
+
+def _info(graph: Graph, node_id: str) -> NodeInfo:
+    return NodeInfo.of(node_id, graph.g.nodes[node_id])
+
+
+def _sort_key(info: NodeInfo) -> tuple[str, int, str]:
+    return (info.path, info.line or 0, info.id)
+
+
+def _groups(graph: Graph, edges: Any, other_end: int) -> dict[str, EdgeGroup]:
+    by_kind: dict[str, list[Neighbor]] = {}
+    for edge in edges:
+        kind, attrs = edge[2], edge[3]
+        if kind == "contains":
+            continue
+        other = _info(graph, edge[other_end])
+        by_kind.setdefault(kind, []).append(
+            Neighbor(other, len(attrs["occurrences"]), attrs["precision"])
+        )
+    out: dict[str, EdgeGroup] = {}
+    for kind in sorted(by_kind):
+        ns = sorted(by_kind[kind], key=lambda n: _sort_key(n.node))
+        out[kind] = EdgeGroup(kind, len(ns), sum(n.occurrences for n in ns), ns)
+    return out
+
+
+def _decl_view(graph: Graph, node_id: str) -> DeclView:
+    g = graph.g
+    members = sorted(
+        (v for _, v, k in g.out_edges(node_id, keys=True) if k == "contains"),
+        key=lambda m: _sort_key(_info(graph, m)),
+    )
+    return DeclView(
+        node=_info(graph, node_id),
+        outgoing=_groups(graph, g.out_edges(node_id, keys=True, data=True), 1),
+        incoming=_groups(graph, g.in_edges(node_id, keys=True, data=True), 0),
+        members=[_decl_view(graph, m) for m in members],
+    )
+
+
+def file_view(graph: Graph, path: str) -> FileView:
+    """The file's top-level declarations (members nested) with edges grouped by kind."""
+    rec = graph.record(path)
+    g = graph.g
+    tops = sorted(
+        (v for _, v, k in g.out_edges(path, keys=True) if k == "contains"),
+        key=lambda m: _sort_key(_info(graph, m)),
+    )
+    return FileView(
+        path=path,
+        lang=rec.lang,
+        stamp=rec.stamp,
+        complete=rec.complete,
+        reason=rec.reason,
+        declarations=[_decl_view(graph, t) for t in tops],
+        outgoing=_groups(graph, g.out_edges(path, keys=True, data=True), 1),
+        incoming=_groups(graph, g.in_edges(path, keys=True, data=True), 0),
+        unresolved=graph.resolution(path).unresolved,
+    )
+
+
+def _uses(graph: Graph, edges: Any) -> list[Use]:
+    out: list[Use] = []
+    for u, v, kind, attrs in edges:
+        if kind == "contains":
+            continue
+        source, target = _info(graph, u), _info(graph, v)
+        # An occurrence is written in the file that owns the edge: the source's file.
+        for start, end, line in attrs["occurrences"]:
+            occ = Occurrence(source.path, start, end, line)
+            out.append(Use(kind, source, target, occ, attrs["precision"]))
+    out.sort(key=lambda u: (u.occurrence.path, u.occurrence.start_byte, u.kind, u.target.id))
+    return out
+
+
+def node_view(graph: Graph, node_id: str) -> NodeView:
+    """One node's incoming and outgoing uses, one entry per occurrence (a readable range)."""
+    graph.node(node_id)  # NotFound for an unknown id
+    g = graph.g
+    parents = [u for u, _, k in g.in_edges(node_id, keys=True) if k == "contains"]
+    members = sorted(
+        (_info(graph, v) for _, v, k in g.out_edges(node_id, keys=True) if k == "contains"),
+        key=_sort_key,
+    )
+    return NodeView(
+        node=_info(graph, node_id),
+        container=_info(graph, parents[0]) if parents else None,
+        members=members,
+        incoming=_uses(graph, g.in_edges(node_id, keys=True, data=True)),
+        outgoing=_uses(graph, g.out_edges(node_id, keys=True, data=True)),
+    )
+
+
+def dependents(graph: Graph, node_id: str, depth: int = 2) -> list[Dependent]:
+    """Nodes that use ``node_id`` directly (distance 1) or through others, up to ``depth``.
+
+    Breadth-first over incoming calls/references/inherits/imports edges; each node is listed
+    once, at its shortest distance, with the kind of the edge that first reached it.
+    """
+    graph.node(node_id)
+    if depth < 1:
+        raise InvalidQuery(f"depth must be at least 1, got {depth}")
+    g = graph.g
+    seen = {node_id}
+    found: list[Dependent] = []
+    queue: deque[tuple[str, int]] = deque([(node_id, 0)])
+    while queue:
+        current, dist = queue.popleft()
+        if dist >= depth:
+            continue
+        layer = sorted(
+            (u, k) for u, _, k in g.in_edges(current, keys=True) if k in DEPENDENCY_KINDS
+        )
+        for user, kind in layer:
+            if user in seen:
+                continue
+            seen.add(user)
+            found.append(Dependent(_info(graph, user), dist + 1, kind))
+            queue.append((user, dist + 1))
+    found.sort(key=lambda d: (d.distance, *_sort_key(d.node)))
+    return found

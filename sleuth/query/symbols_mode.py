@@ -1,0 +1,310 @@
+"""``symbols:NAME`` and ``symbol:#ID`` (SPEC §7): declarations, their references, one body.
+
+Declarations come from a language server when one runs for the language (``precision:
+"semantic"``), else from tree-sitter tags (``"syntactic"``; name equality is never reported as
+semantic identity). Names match in tiers — exact, then case-insensitive, then fuzzy — and the
+first tier with a declaration answers (``fallback`` says which). Each match is the declaration's
+*name* (so ``:match`` is what a rename needs) and carries a ``symbol`` object: name, kind,
+container, id, precision and the whole declaration range. With ``navigation="references"`` the
+references of the declarations found are listed too, across the whole workspace, each naming
+the declaration id it resolves to.
+
+The answer is computed up front (declarations need the whole scope) and handed to the scanner
+as per-file matches, so ordering, paging, stamps and references work as for every mode.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from sleuth.ast_search import TreeCache, language_for_path
+from sleuth.ast_search.tags import FileTags, extract_tags, tags_supported
+from sleuth.errors import InvalidQuery, NotFound
+from sleuth.model import SymbolDef, SymbolRef
+from sleuth.prefilter import Literals
+from sleuth.query.scan import Found
+from sleuth.workspace import FileEntry, FileText, Workspace
+
+__all__ = [
+    "SymbolSource", "SymbolFinder", "TagsFinder", "TagsCache", "name_tier", "TIERS", "symbol_json",
+    "plan_symbols",
+]
+
+TIERS = ("exact", "case-insensitive", "fuzzy")
+SCAN_BUDGET_S = 20.0
+
+
+def name_tier(query: str, name: str) -> int | None:
+    """0 exact, 1 case-insensitive, 2 fuzzy (subsequence, case-insensitive), None no match."""
+    if name == query:
+        return 0
+    low_q, low_n = query.lower(), name.lower()
+    if low_n == low_q:
+        return 1
+    it = iter(low_n)
+    if all(ch in it for ch in low_q):
+        return 2
+    return None
+
+
+def symbol_json(d: SymbolDef, precision: str) -> dict[str, Any]:
+    return {
+        "name": d.name,
+        "kind": d.kind,
+        "container": d.container or None,
+        "id": d.id,
+        "precision": precision,
+        "range": {
+            "path": d.path,
+            "start_byte": d.start_byte,
+            "end_byte": d.end_byte,
+            "line": d.line,
+            "end_line": d.end_line,
+        },
+    }
+
+
+class SymbolFinder(Protocol):
+    """Where declarations and references come from (tags, or a language server)."""
+
+    precision: str
+
+    def defs(self, files: Sequence[FileEntry], name: str, fuzzy: bool) -> Iterable[SymbolDef]:
+        """Declarations in ``files`` that may match ``name`` (all of them when ``fuzzy``)."""
+        ...
+
+    def refs(self, d: SymbolDef, files: Sequence[FileEntry]) -> Iterable[SymbolRef]: ...
+
+
+@dataclass
+class SymbolSource:
+    """Precomputed symbol matches, handed out per file to the scanner."""
+
+    by_path: dict[str, list[Found]] = field(default_factory=dict)
+    tier: int = 0
+    complete: bool = True
+    reason: str | None = None
+
+    @property
+    def literals(self) -> Literals | None:
+        return None
+
+    @property
+    def prefilter(self) -> bool:
+        return False
+
+    def spans(self, data: bytes, start: int) -> list[tuple[int, int]]:
+        raise NotImplementedError("symbol matches are precomputed: use find_in_file")
+
+    def find_in_file(self, ft: FileText) -> list[Found]:
+        return list(self.by_path.get(ft.path, []))
+
+    @property
+    def paths(self) -> list[str]:
+        return sorted(self.by_path)
+
+    def add_def(self, d: SymbolDef, precision: str) -> None:
+        extra = {"symbol": symbol_json(d, precision)}
+        self.by_path.setdefault(d.path, []).append((d.name_start, d.name_end, None, extra))
+
+    def add_ref(self, r: SymbolRef, ids: list[str], precision: str) -> None:
+        """A reference; ``ids`` are the declarations it may resolve to (one when resolved)."""
+        symbol: dict[str, Any] = {
+            "name": r.name.rsplit(".", 1)[-1],
+            "kind": "reference",
+            "reference_of": ids[0] if len(ids) == 1 else None,
+            "precision": precision,
+        }
+        if len(ids) > 1:
+            symbol["candidates"] = ids  # same name, not resolved by scope: never passed off as one
+        extra = {"symbol": symbol}
+        self.by_path.setdefault(r.path, []).append((r.start_byte, r.end_byte, None, extra))
+
+    def sort(self) -> None:
+        for found in self.by_path.values():
+            found.sort(key=lambda f: (f[0], f[1]))
+            # one match per range: a declaration name reported as its own reference is dropped
+            dedup: list[Found] = []
+            for f in found:
+                if dedup and (dedup[-1][0], dedup[-1][1]) == (f[0], f[1]):
+                    continue
+                dedup.append(f)
+            found[:] = dedup
+
+
+def plan_symbols(
+    ws: Workspace,
+    name: str,
+    scope_files: Sequence[FileEntry],
+    all_files: Sequence[FileEntry] | None,
+    finder: SymbolFinder,
+    ranges: dict[str, list[tuple[int, int]]] | None = None,
+) -> SymbolSource:
+    """Find the declarations named ``name`` in ``scope_files`` (tiered), and with ``all_files``
+    (navigation="references") their references anywhere in the workspace."""
+    name = name.strip()
+    if not name or any(ch.isspace() for ch in name):
+        raise InvalidQuery("symbols: takes one name, e.g. symbols:get_user (no spaces)")
+    deadline = time.monotonic() + SCAN_BUDGET_S
+    tiers: list[list[SymbolDef]] = [[], [], []]
+    complete = True
+    for fuzzy in (False, True):
+        if fuzzy and (tiers[0] or tiers[1]):
+            break  # the fuzzy tier is only needed (and only paid for) when nothing else matched
+        for d in finder.defs(scope_files, name, fuzzy):
+            if ranges is not None and not any(
+                s <= d.start_byte and d.end_byte <= e for s, e in ranges.get(d.path, ())
+            ):
+                continue
+            tier = name_tier(name, d.name)
+            if tier is not None and (fuzzy or tier < 2):
+                tiers[tier].append(d)
+            if time.monotonic() > deadline:
+                complete = False
+                break
+    source = SymbolSource(complete=complete, reason=None if complete else "time budget spent")
+    for tier, found in enumerate(tiers):
+        if found:
+            source.tier = tier
+            for d in found:
+                source.add_def(d, finder.precision)
+            if all_files is not None:
+                decl_ranges = {(d.path, d.name_start, d.name_end) for d in found}
+                refs: dict[tuple[str, int, int], tuple[SymbolRef, list[str]]] = {}
+                for d in found:
+                    for r in finder.refs(d, all_files):
+                        key = (r.path, r.start_byte, r.end_byte)
+                        if key in decl_ranges:
+                            continue
+                        if r.target is not None and r.target != d.id:
+                            continue
+                        entry = refs.setdefault(key, (r, []))
+                        if d.id not in entry[1]:
+                            entry[1].append(d.id)
+                for r, ids in refs.values():
+                    source.add_ref(r, ids, finder.precision)
+            break
+    source.sort()
+    return source
+
+
+class TagsCache:
+    """Tags of files keyed by path and stamp (kept by long-running faces; bounded)."""
+
+    def __init__(self, max_files: int = 50_000) -> None:
+        self._items: dict[str, tuple[str, FileTags]] = {}
+        self._max = max_files
+
+    def get(self, ft: FileText, lang: str, trees: TreeCache | None) -> FileTags:
+        hit = self._items.get(ft.path)
+        if hit is not None and hit[0] == ft.stamp:
+            return hit[1]
+        tree = trees.get(ft.path, ft.stamp, ft.data, lang) if trees is not None else None
+        tags = extract_tags(ft.path, ft.data, lang, tree)
+        if len(self._items) >= self._max:
+            self._items.clear()
+        self._items[ft.path] = (ft.stamp, tags)
+        return tags
+
+
+class TagsFinder:
+    """Declarations and references from tree-sitter tags (``precision: "syntactic"``)."""
+
+    precision = "syntactic"
+
+    def __init__(
+        self,
+        ws: Workspace,
+        cache: TagsCache,
+        trees: TreeCache | None,
+        only: set[str] | None = None,
+    ) -> None:
+        self._ws = ws
+        self._cache = cache
+        self._trees = trees
+        self._only = only
+        self.unsupported: set[str] = set()
+
+    def tags_of(self, entry: FileEntry, needle: bytes | None) -> FileTags | None:
+        lang = language_for_path(entry.path)
+        if lang is None or (self._only is not None and lang not in self._only):
+            return None
+        if not tags_supported(lang):
+            self.unsupported.add(lang)
+            return None
+        ft = self._ws.read(entry.path)
+        if ft is None or (needle is not None and needle not in ft.data.lower()):
+            return None
+        return self._cache.get(ft, lang, self._trees)
+
+    def defs(self, files: Sequence[FileEntry], name: str, fuzzy: bool) -> Iterable[SymbolDef]:
+        needle = None if fuzzy else name.lower().encode()
+        for entry in files:
+            tags = self.tags_of(entry, needle)
+            if tags is not None:
+                yield from tags.defs
+
+    def refs(self, d: SymbolDef, files: Sequence[FileEntry]) -> Iterable[SymbolRef]:
+        needle = d.name.encode()
+        for entry in files:
+            tags = self.tags_of(entry, needle.lower())
+            if tags is None:
+                continue
+            for r in tags.refs:
+                if r.name == d.name or r.name.rsplit(".", 1)[-1] == d.name:
+                    yield r
+
+
+def pick_finder(
+    ws: Workspace,
+    files: Sequence[FileEntry],
+    lang: str | None,
+    cache: TagsCache,
+    trees: TreeCache | None,
+    servers: Any,
+) -> SymbolFinder:
+    """A language server's finder when one serves every language in scope, else tags."""
+    wanted = _languages(files, lang)
+    if servers is not None and wanted:
+        from sleuth.query.lsp_symbols import LspFinder
+
+        if all(servers.available(lg) for lg in wanted):
+            return LspFinder(ws, servers, sorted(wanted), TagsFinder(ws, cache, trees))
+    return TagsFinder(ws, cache, trees, only=wanted if lang else None)
+
+
+def _languages(files: Sequence[FileEntry], lang: str | None) -> set[str]:
+    if lang:
+        from sleuth.ast_search import get_lang_spec
+
+        return {get_lang_spec(lang).name}
+    return {lg for f in files if (lg := language_for_path(f.path)) and tags_supported(lg)}
+
+
+def plan_symbol_id(
+    ws: Workspace, symbol_id: str, hint: str | None, finder: SymbolFinder
+) -> SymbolSource:
+    """``symbol:#ID``: the declaration's whole range (body included) as the one match."""
+    sid = symbol_id.strip().lstrip("#")
+    if not sid or not all(c in "0123456789abcdef" for c in sid):
+        raise InvalidQuery(f"symbol:# takes an id from a symbols: answer, got {symbol_id!r}")
+    candidates: list[FileEntry] = []
+    if hint is not None:
+        candidates = [FileEntry(hint, 0, 0)]
+    source = SymbolSource()
+    for files in (candidates, None):
+        if files is None:
+            files = list(ws.list_files().files)
+        for d in finder.defs(files, "", True):
+            if d.id == sid:
+                extra = {"symbol": symbol_json(d, finder.precision)}
+                source.by_path[d.path] = [(d.start_byte, d.end_byte, None, extra)]
+                return source
+    raise NotFound(
+        f"no declaration with id {sid} in this workspace (it may have been renamed or moved): "
+        "run symbols:NAME again for a fresh id",
+        details={"id": sid},
+    )

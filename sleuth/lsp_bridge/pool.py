@@ -343,7 +343,9 @@ class ServerPool:
                 # definition ourselves.
                 base = {k: v for k, v in params.items() if k != "context"}
                 defs = await self._ask(session, "textDocument/definition", base)
-                decls = set(iter_locations(defs, session.rel_of, session.index_of, session.encoding))
+                decls = set(
+                    iter_locations(defs, session.rel_of, session.index_of, session.encoding)
+                )
                 found = [loc for loc in found if loc not in decls]
             return found
 

@@ -1,0 +1,165 @@
+"""Crashes, hangs, missing binaries and clean shutdown — never a hang of sleuth."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from sleuth.errors import ServerUnavailable, Timeout
+from sleuth.lsp_bridge import ServerPool
+from sleuth.workspace import Workspace
+
+from .conftest import group_members, offset_of, pid_alive, require_server, write_tree
+
+# A minimal stdio "server": mode "hang" never answers anything; mode "slow" answers
+# initialize/shutdown/workspace/symbol but never references (it touches a marker file first),
+# and it starts a child process so the process-group kill is visible.
+FAKE_SERVER = r"""
+import json, os, subprocess, sys, time
+mode, marker = sys.argv[1], sys.argv[2]
+child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+with open(marker + ".child", "w") as fh:
+    fh.write(str(child.pid))
+inp, out = sys.stdin.buffer, sys.stdout.buffer
+
+def read():
+    length = 0
+    while True:
+        line = inp.readline()
+        if not line:
+            sys.exit(0)
+        if line in (b"\r\n", b"\n"):
+            break
+        if line.lower().startswith(b"content-length:"):
+            length = int(line.split(b":")[1])
+    return json.loads(inp.read(length))
+
+def send(msg_id, result):
+    body = json.dumps({"jsonrpc": "2.0", "id": msg_id, "result": result}).encode()
+    out.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+    out.flush()
+
+while True:
+    msg = read()
+    method = msg.get("method")
+    if mode == "hang" or "id" not in msg:
+        if method == "exit":
+            sys.exit(0)
+        continue
+    if method == "initialize":
+        send(msg["id"], {"capabilities": {"referencesProvider": True,
+                                          "workspaceSymbolProvider": True}})
+    elif method == "textDocument/references":
+        open(marker, "w").close()
+        time.sleep(3600)
+    else:
+        send(msg["id"], [] if method == "workspace/symbol" else None)
+"""
+
+
+def fake_project(root: Path, mode: str) -> Path:
+    script = root / "fake_server.py"
+    marker = root / f"marker-{mode}"
+    write_tree(root, {"a.py": "x = 1\n"})
+    script.write_text(FAKE_SERVER)
+    argv = [sys.executable, str(script), mode, str(marker)]
+    (root / ".sleuth.toml").write_text(f"[servers]\npython = {argv!r}\n".replace("'", '"'))
+    return root
+
+
+def child_pid(root: Path, mode: str) -> int:
+    return int((root / f"marker-{mode}.child").read_text())
+
+
+def test_a_server_that_never_answers_times_out_and_is_killed(tmp_path: Path) -> None:
+    root = fake_project(tmp_path, "hang")
+    with ServerPool(Workspace(root), timeout=1.5) as pool:
+        started = time.monotonic()
+        with pytest.raises(Timeout) as err:
+            pool.workspace_symbols("python", "x")
+        elapsed = time.monotonic() - started
+        assert elapsed < 1.5 + 2 + 1.5  # timeout + cancel grace + slack
+        assert err.value.details["killed"] is True
+        assert "restarts" in err.value.message
+        child = child_pid(root, "hang")
+        assert not pid_alive(child)  # the whole process group went
+
+
+def test_server_killed_mid_request_then_restarted(tmp_path: Path) -> None:
+    root = fake_project(tmp_path, "slow")
+    marker = root / "marker-slow"
+    with ServerPool(Workspace(root), timeout=20) as pool:
+        assert pool.workspace_symbols("python", "x") == []
+        (session,) = pool._sessions.values()
+        pid = session.conn.pid if session.conn else None
+        assert pid is not None
+        errors: list[BaseException] = []
+
+        def ask() -> None:
+            try:
+                pool.references("a.py", 0)
+            except BaseException as exc:  # noqa: BLE001 - collected for the assertion
+                errors.append(exc)
+
+        worker = threading.Thread(target=ask)
+        worker.start()
+        deadline = time.monotonic() + 10
+        while not marker.exists() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        os.kill(pid, signal.SIGKILL)
+        worker.join(10)
+        assert not worker.is_alive()
+        assert len(errors) == 1 and isinstance(errors[0], ServerUnavailable)
+        assert "restarts" in errors[0].message
+        assert not pid_alive(child_pid(root, "slow"))  # its orphaned child was killed too
+        # The next call starts a new server and works.
+        assert pool.workspace_symbols("python", "x") == []
+        (again,) = pool._sessions.values()
+        assert again.conn is not None and again.conn.pid != pid
+
+
+def test_missing_binary_names_the_install_command(tmp_path: Path) -> None:
+    write_tree(tmp_path, {"a.py": "x = 1\n"})
+    (tmp_path / ".sleuth.toml").write_text('[servers]\npython = ["ty-not-installed-here"]\n')
+    pool = ServerPool(Workspace(tmp_path), timeout=5)
+    try:
+        assert not pool.available("python")
+        with pytest.raises(ServerUnavailable, match="not installed; install it with"):
+            pool.workspace_symbols("python", "x")
+    finally:
+        pool.close()
+
+
+def test_close_leaves_no_server_process(tmp_path: Path) -> None:
+    require_server("python", "ty")
+    root = write_tree(tmp_path, {"m.py": "def f() -> int:\n    return 1\n\nf()\n"})
+    pool = ServerPool(Workspace(root), timeout=20)
+    refs = pool.references("m.py", offset_of(root, "m.py", "def f", "f"), include_declaration=True)
+    assert len(refs) == 2
+    pids = [s.conn.pid for s in pool._sessions.values() if s.conn and s.conn.pid]
+    assert pids and all(pid_alive(p) for p in pids)
+    pool.close()
+    for pid in pids:
+        assert not pid_alive(pid)
+        assert group_members(pid) == []
+    with pytest.raises(ServerUnavailable, match="closed"):
+        pool.workspace_symbols("python", "f")
+
+
+def test_a_server_that_died_while_idle_is_restarted_silently(tmp_path: Path) -> None:
+    require_server("python", "ty")
+    root = write_tree(tmp_path, {"m.py": "def f() -> int:\n    return 1\n\nf()\n"})
+    with ServerPool(Workspace(root), timeout=20) as pool:
+        at = offset_of(root, "m.py", "def f", "f")
+        assert len(pool.references("m.py", at, include_declaration=True)) == 2
+        (session,) = pool._sessions.values()
+        assert session.conn is not None and session.conn.pid is not None
+        os.killpg(session.conn.pid, signal.SIGKILL)
+        time.sleep(0.2)
+        assert len(pool.references("m.py", at, include_declaration=True)) == 2

@@ -1,0 +1,87 @@
+"""The server table, configuration overrides, doctor data and clangd's compile database."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from sleuth.errors import InvalidQuery, Unsupported
+from sleuth.lsp_bridge import SERVERS, ServerPool, server_status
+from sleuth.lsp_bridge.compile_db import prepare_compile_db
+from sleuth.lsp_bridge.servers import language_of, resolve_spec
+from sleuth.workspace import Workspace
+
+from .conftest import write_tree
+
+
+@pytest.mark.parametrize(
+    ("path", "lang"),
+    [("a/b.py", "python"), ("x.pyi", "python"), ("m.ts", "typescript"), ("v.tsx", "typescript"),
+     ("w.mjs", "javascript"), ("c.c", "c"), ("h.h", "c"), ("k.cpp", "cpp"), ("g.go", "go"),
+     ("r.rs", "rust"), ("README.md", None)],
+)  # fmt: skip
+def test_language_of(path: str, lang: str | None) -> None:
+    assert language_of(path) == lang
+
+
+def test_every_language_has_a_server_with_an_install_hint() -> None:
+    assert set(SERVERS) == {"python", "typescript", "javascript", "c", "cpp", "go", "rust"}
+    assert [s.name for s in SERVERS["python"]] == ["ty", "jedi-language-server", "basedpyright"]
+    for specs in SERVERS.values():
+        assert all(spec.install for spec in specs)
+
+
+def test_overrides_keep_known_quirks_and_default_arguments() -> None:
+    spec = resolve_spec("python", {"servers": {"python": ["jedi-language-server"]}})
+    assert spec.name == "jedi-language-server" and spec.encodings == ("utf-32",)
+    assert resolve_spec("python", {"servers": {"python": "ty"}}).command == ("ty", "server")
+    custom = resolve_spec("go", {"servers": {"go": ["/opt/my-gopls", "-rpc.trace"]}})
+    assert custom.command == ("/opt/my-gopls", "-rpc.trace") and custom.languages == ("go",)
+    with pytest.raises(InvalidQuery, match=r"\[tool.sleuth.servers\] python"):
+        resolve_spec("python", {"servers": {"python": []}})
+
+
+def test_status_rows_for_doctor(tmp_path: Path) -> None:
+    rows = server_status()
+    assert [r["language"] for r in rows] == list(SERVERS)
+    for row in rows:
+        assert set(row) == {"language", "server", "command", "found", "version", "install"}
+        assert isinstance(row["found"], bool)
+    pool = ServerPool(Workspace(tmp_path))
+    try:
+        assert pool.status() == rows
+        assert pool.language_of("x.ts") == "typescript"
+        with pytest.raises(Unsupported):
+            pool.server_name("cobol")
+    finally:
+        pool.close()
+
+
+def test_generated_compile_database(tmp_path: Path) -> None:
+    root = write_tree(
+        tmp_path,
+        {
+            "src/a.c": "int a;\n",
+            "lib/b.cpp": "int b;\n",
+            "inc/x.h": "",
+            "compile_flags.txt": "-DX=1\n",
+        },
+    )
+    folder = prepare_compile_db(Workspace(root))
+    assert folder == root / ".sleuth" / "clangd"
+    entries = json.loads((folder / "compile_commands.json").read_text())
+    by_file = {Path(e["file"]).relative_to(root).as_posix(): e["arguments"] for e in entries}
+    assert set(by_file) == {"src/a.c", "lib/b.cpp"}
+    assert by_file["src/a.c"][:2] == ["clang", "-xc"]
+    assert by_file["lib/b.cpp"][:2] == ["clang++", "-xc++"]
+    assert f"-I{root / 'inc'}" in by_file["src/a.c"] and "-DX=1" in by_file["src/a.c"]
+    assert not (root / "compile_commands.json").exists()
+
+
+def test_the_projects_own_compile_database_is_copied(tmp_path: Path) -> None:
+    own = [{"directory": str(tmp_path), "file": str(tmp_path / "a.c"), "command": "cc -c a.c"}]
+    root = write_tree(tmp_path, {"a.c": "int a;\n", "build/compile_commands.json": json.dumps(own)})
+    folder = prepare_compile_db(Workspace(root))
+    assert json.loads((folder / "compile_commands.json").read_text()) == own

@@ -208,6 +208,25 @@ class Workbench:
         """Restore the bytes an edit replaced, while its files still hold what it wrote."""
         return self._editor.undo(result)
 
+    def rename(self, ref: str, new_name: str | None = None) -> ReadResult:
+        """Native rename through the language server (SPEC §7); also ``rename("REF#NEW")``."""
+        from sleuth.edit.rename import Renamer
+
+        if self._engines.servers is None:
+            self._engines.servers = self._servers()
+        return Renamer(self.workspace, self._resolver, self._views).rename(
+            ref, new_name, self._engines.servers
+        )
+
+    def doctor(self) -> list[dict[str, Any]]:
+        """Each language, its server, found or not, version, how to install it."""
+        if self._engines.servers is None:
+            self._engines.servers = self._servers()
+        if self._engines.servers is None:
+            return []
+        status: list[dict[str, Any]] = self._engines.servers.status()
+        return status
+
     def index_now(self) -> int:
         """Build or refresh the on-disk trigram index in the foreground (``sleuth index``)."""
         files = self.workspace.list_files().files

@@ -65,6 +65,8 @@ class FileIndex:
     by_qualified: dict[str, SymbolDef]
     scope: dict[tuple[str, str], str]
     family: str
+    imported: dict[str, list[tuple[str, str]]]  # local name -> [(module, imported name)]
+    stars: list[str]  # modules star-imported
 
     @classmethod
     def of(cls, rec: FileRecord) -> FileIndex:
@@ -73,9 +75,17 @@ class FileIndex:
         for d in rec.defs:
             by_qualified.setdefault(d.qualified, d)
             scope.setdefault((d.container, d.name), d.id)
-        return cls(
-            {d.id: d for d in rec.defs}, by_qualified, scope, language_family(rec.lang, rec.path)
-        )
+        imported: dict[str, list[tuple[str, str]]] = {}
+        stars: list[str] = []
+        for ref, alias in zip(rec.refs, rec.receivers, strict=True):
+            if ref.kind != "import" or not ref.module:
+                continue
+            if ref.name == "*":
+                stars.append(ref.module)
+            else:
+                imported.setdefault(alias or ref.name, []).append((ref.module, ref.name))
+        family = language_family(rec.lang, rec.path)
+        return cls({d.id: d for d in rec.defs}, by_qualified, scope, family, imported, stars)
 
 
 @dataclass
@@ -107,7 +117,7 @@ class Resolver:
         self._records = records
         self._index = index
         self._modules = modules
-        self._stack: list[tuple[set[str], set[str]]] = []
+        self._stack: list[tuple[set[str], set[str], set[tuple[str, ...]]]] = []
         self._memo: dict[tuple[str, ...], tuple[object, frozenset[str], frozenset[str]]] = {}
         self._busy: set[tuple[str, ...]] = set()
 
@@ -122,19 +132,33 @@ class Resolver:
             self._stack[-1][1].add(key)
 
     def _cached(self, key: tuple[str, ...], compute: Callable[[], T], default: T) -> T:
+        """Memoise ``compute`` under ``key``, carrying its dependencies to every caller.
+
+        A cycle (``class A(B)``/``class B(A)``, two modules star-importing each other) is cut
+        where it closes; a result computed below such a cut depends on where the walk entered
+        the cycle, so it is not memoised — this keeps answers independent of resolution order,
+        which incremental updates rely on.
+        """
         hit = self._memo.get(key)
         if hit is None:
-            if key in self._busy:  # a cycle (class A(B), class B(A)): no answer on this path
+            if key in self._busy:
+                if self._stack:
+                    self._stack[-1][2].add(key)
                 return default
             self._busy.add(key)
-            self._stack.append((set(), set()))
+            self._stack.append((set(), set(), set()))
             try:
                 value: object = compute()
             finally:
-                deps, keys = self._stack.pop()
+                deps, keys, cuts = self._stack.pop()
                 self._busy.discard(key)
+            cuts.discard(key)
             hit = (value, frozenset(deps), frozenset(keys))
-            self._memo[key] = hit
+            if cuts:
+                if self._stack:
+                    self._stack[-1][2].update(cuts)
+            else:
+                self._memo[key] = hit
         if self._stack:
             self._stack[-1][0].update(hit[1])
             self._stack[-1][1].update(hit[2])
@@ -151,7 +175,7 @@ class Resolver:
         """Resolve every use in ``path`` to edges (source node, target node, kind)."""
         rec = self._records[path]
         idx = self._index(path)
-        self._stack.append((set(), set()))
+        self._stack.append((set(), set(), set()))
         out = Resolution()
         try:
             binds = self._bindings(path)
@@ -170,7 +194,7 @@ class Resolver:
                 key = (source, target[1] or target[0], EDGE_KIND.get(ref.kind, "references"))
                 out.edges.setdefault(key, []).append((ref.start_byte, ref.end_byte, ref.line))
         finally:
-            deps, keys = self._stack.pop()
+            deps, keys, _ = self._stack.pop()
         deps.discard(path)
         out.deps, out.keys = frozenset(deps), frozenset(keys)
         return out
@@ -208,7 +232,7 @@ class Resolver:
         if owner is None:
             return None
         if not owner[1]:
-            return self._exported(owner[0], name, frozenset())
+            return self._exported(owner[0], name)
         got = self._file(owner[0])
         if got and got[1].by_id[owner[1]].kind in CLASS_KINDS:
             return self._member(owner, name, frozenset())
@@ -235,7 +259,7 @@ class Resolver:
         if name in binds.names:
             return binds.names[name]
         for star in binds.stars:
-            found = self._exported(star, name, frozenset({path}))
+            found = self._exported(star, name)
             if found:
                 return found
         return None
@@ -296,30 +320,26 @@ class Resolver:
 
         return self._cached(("module", importer, module), compute, None)
 
-    def _exported(self, path: str, name: str, seen: frozenset[str]) -> Target | None:
+    def _exported(self, path: str, name: str) -> Target | None:
         """``name`` at the top level of ``path``: its own declaration, else a re-export."""
+        return self._cached(("exported", path, name), lambda: self._find_export(path, name), None)
+
+    def _find_export(self, path: str, name: str) -> Target | None:
         got = self._file(path)
         if got is None:
             return None
         hit = got[1].scope.get(("", name))
         if hit:
             return (path, hit)
-        if path in seen or len(seen) > _MAX_HOPS:
-            return None
-        rec, stars = got[0], []
-        for ref, alias in zip(rec.refs, rec.receivers, strict=True):
-            if ref.kind != "import" or not ref.module:
-                continue
-            if ref.name == "*":
-                stars.append(ref.module)
-            elif (alias or ref.name) == name:
-                target = self._module(path, ref.module)
-                found = self._exported(target, ref.name, seen | {path}) if target else None
-                if found:
-                    return found
-        for module in stars:  # ``from .sub import *`` in a package's __init__
+        idx = got[1]
+        for module, imported in idx.imported.get(name, ()):
             target = self._module(path, module)
-            found = self._exported(target, name, seen | {path}) if target else None
+            found = self._exported(target, imported) if target else None
+            if found:
+                return found
+        for module in idx.stars:  # ``from .sub import *`` in a package's __init__
+            target = self._module(path, module)
+            found = self._exported(target, name) if target else None
             if found:
                 return found
         return None
@@ -352,7 +372,7 @@ class Resolver:
             return (file, "") if file else None
         bound: Target | None = None
         if file:
-            bound = self._exported(file, name, frozenset({path}))
+            bound = self._exported(file, name)
         is_self = name == module or module.endswith(("." + name, "/" + name))
         if bound is None and file and is_self:
             bound = (file, "")

@@ -39,6 +39,7 @@ class ReadResult:
     incomplete_reason: str | None = None
     changed: list[str] | None = None
     diff: str | None = None
+    untouched: list[dict[str, Any]] | None = None
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -54,6 +55,8 @@ class ReadResult:
             out["changed"] = self.changed
         if self.diff is not None:
             out["diff"] = self.diff
+        if self.untouched is not None:
+            out["untouched"] = self.untouched
         return out
 
 

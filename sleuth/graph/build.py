@@ -18,6 +18,7 @@ covers every use whose name matches the file's old or new declarations and every
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -29,13 +30,14 @@ from sleuth.graph import rank as ranking
 from sleuth.graph.model import Dependent, FileView, NodeView, Ranked
 from sleuth.graph.modules import ModuleIndex, provided_keys
 from sleuth.graph.records import FileRecord, FileTags, make_record
-from sleuth.graph.resolve import EdgeKey, FileIndex, Resolution, Resolver
+from sleuth.graph.resolve import EdgeKey, FileIndex, Resolution, Resolver, changed_keys
 
 if TYPE_CHECKING:
     from sleuth.graph.store import SyncReport
 
 __all__ = ["Graph", "EdgeKey", "EDGE_KINDS"]
 
+_BATCH = 64
 EDGE_KINDS = ("contains", "calls", "references", "imports", "inherits")
 
 
@@ -76,28 +78,46 @@ class Graph:
 
     def apply(self, changes: dict[str, FileRecord | None]) -> None:
         """Replace (record) or remove (None) files, then re-resolve every affected file."""
+        if len(changes) < _BATCH:
+            self._apply(changes)
+            return
+        # A big batch allocates millions of small objects holding no cycles; the cyclic
+        # collector scanning them repeatedly would double the build time.
+        was_enabled = gc.isenabled()
+        gc.disable()
+        try:
+            self._apply(changes)
+        finally:
+            if was_enabled:
+                gc.enable()
+
+    def _apply(self, changes: dict[str, FileRecord | None]) -> None:
         affected: set[str] = set()
         for path, rec in changes.items():
             old = self._records.get(path)
             if old is None and rec is None:
                 continue
-            affected |= self._readers.get(path, set())
+            old_index = self._indexes.get(path)
+            new_index = FileIndex.of(rec) if rec is not None else None
+            keys = changed_keys(path, old_index, new_index)
             if (old is None) != (rec is None):
-                for key in provided_keys(path):
-                    affected |= self._key_users.get(key, set())
-            if old is not None:
-                if rec is None or rec.stamp != old.stamp or not rec.stamp:
-                    # The content changed: a server's confirmation of its uses no longer holds.
-                    self._semantic = {k: p for k, p in self._semantic.items() if p != path}
-                self._drop_nodes(old)
+                keys |= provided_keys(path)
+            for key in keys:
+                affected |= self._key_users.get(key, set())
+            affected |= self._readers.get(path, set())
+            if old is not None and (rec is None or rec.stamp != old.stamp or not rec.stamp):
+                # The content changed: a server's confirmation of its uses no longer holds.
+                self._semantic = {k: p for k, p in self._semantic.items() if p != path}
             self._forget_resolution(path)
-            if rec is None:
+            if old is not None:
+                self._drop_nodes(old, keep=rec)
+            if rec is None or new_index is None:
                 self._records.pop(path, None)
                 self._indexes.pop(path, None)
                 self._modules.remove(path)
             else:
                 self._records[path] = rec
-                self._indexes[path] = FileIndex.of(rec)
+                self._indexes[path] = new_index
                 self._modules.add(path)
                 self._add_nodes(rec)
                 affected.add(path)
@@ -181,8 +201,8 @@ class Graph:
         )
         by_qualified = self._indexes[rec.path].by_qualified
         for d, sig in zip(rec.defs, rec.signatures, strict=True):
-            if d.id in self.g:  # an id clash with another file: keep the first owner
-                continue
+            if self.g.nodes.get(d.id, {}).get("path", rec.path) != rec.path:
+                continue  # an id clash with another file: keep the first owner
             self.g.add_node(
                 d.id,
                 type="decl",
@@ -213,11 +233,25 @@ class Graph:
                 occurrences=[(d.start_byte, d.end_byte, d.line)],
             )
 
-    def _drop_nodes(self, rec: FileRecord) -> None:
-        for d in rec.defs:
-            if d.id in self.g and self.g.nodes[d.id].get("path") == rec.path:
-                self.g.remove_node(d.id)
-        if rec.path in self.g:
+    def _drop_nodes(self, rec: FileRecord, keep: FileRecord | None = None) -> None:
+        """Remove a file's nodes; with ``keep`` (its next version), only the vanished ones.
+
+        Nodes that survive an edit keep their incoming edges, so files whose uses still
+        resolve to them need no re-resolution; their attributes and ``contains`` edges are
+        rewritten by ``_add_nodes``.
+        """
+        kept = {d.id for d in keep.defs} if keep is not None else set()
+        owned = [d.id for d in rec.defs if self.g.nodes.get(d.id, {}).get("path") == rec.path]
+        for node in [rec.path, *owned]:
+            if node in self.g:
+                for u, v in [
+                    (u, v) for u, v, k in self.g.out_edges(node, keys=True) if k == "contains"
+                ]:
+                    self.g.remove_edge(u, v, key="contains")
+        for node in owned:
+            if node not in kept:
+                self.g.remove_node(node)
+        if keep is None and rec.path in self.g:
             self.g.remove_node(rec.path)
 
     def _install(self, path: str, res: Resolution) -> None:

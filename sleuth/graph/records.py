@@ -37,12 +37,13 @@ __all__ = [
 MAX_SIGNATURE = 240
 """Characters kept of a declaration's signature line."""
 
-_SEPARATORS = (b"?.", b"->", b"::", b".")
 _SUPER = re.compile(rb"super\s*\([^()]*\)\s*$")
 _ALIAS_AFTER = re.compile(rb"\s+as\s+([A-Za-z_$][\w$]*)")
 _ALIAS_BEFORE = (
     re.compile(rb"\*\s*as\s+([A-Za-z_$][\w$]*)\s+from\s*[\"'`]$"),  # import * as ns from "m"
-    re.compile(rb"([A-Za-z_$][\w$]*)\s*=\s*(?:await\s+)?require\s*\(\s*[\"'`]$"),  # ns = require("m")
+    re.compile(
+        rb"([A-Za-z_$][\w$]*)\s*=\s*(?:await\s+)?require\s*\(\s*[\"'`]$"
+    ),  # ns = require("m")
 )
 
 
@@ -129,20 +130,20 @@ def receiver_of(data: bytes, ref: SymbolRef) -> str | None:
     if not ref.name:
         return None
     name = ref.name.encode()
-    seg = data[ref.start_byte : ref.end_byte]
     pos = ref.start_byte
-    if seg != name:
-        found = seg.rfind(name)
+    if ref.end_byte - pos != len(name) or not data.startswith(name, pos):
+        found = data[pos : ref.end_byte].rfind(name)
         if found < 0:
             return None
-        pos = ref.start_byte + found
+        pos += found
     j = pos
-    while j > 0 and data[j - 1] in b" \t":
+    while j > 0 and data[j - 1] in (0x20, 0x09):
         j -= 1
-    for sep in _SEPARATORS:
-        if j >= len(sep) and data[j - len(sep) : j] == sep:
-            j -= len(sep)
-            break
+    last = data[j - 1] if j > 0 else 0
+    if last == 0x2E:  # "." or "?."
+        j -= 2 if j > 1 and data[j - 2] == 0x3F else 1
+    elif last in (0x3E, 0x3A) and data[j - 2 : j] in (b"->", b"::"):
+        j -= 2
     else:
         return None
     while j > 0 and data[j - 1] in b" \t\r\n":
@@ -233,7 +234,17 @@ def record_to_json(rec: FileRecord) -> dict[str, Any]:
             for d, sig in zip(rec.defs, rec.signatures, strict=True)
         ],
         "refs": [
-            [r.name, r.kind, r.start_byte, r.end_byte, r.line, r.enclosing, r.target, r.module, recv]
+            [
+                r.name,
+                r.kind,
+                r.start_byte,
+                r.end_byte,
+                r.line,
+                r.enclosing,
+                r.target,
+                r.module,
+                recv,
+            ]
             for r, recv in zip(rec.refs, rec.receivers, strict=True)
         ],
     }

@@ -25,7 +25,17 @@ from sleuth.graph.modules import ModuleIndex, child_module
 from sleuth.graph.records import FileRecord, language_family
 from sleuth.model import SymbolDef, SymbolRef
 
-__all__ = ["FileIndex", "Resolution", "Resolver", "Target", "EDGE_KIND", "CLASS_KINDS", "Occ"]
+__all__ = [
+    "FileIndex",
+    "Resolution",
+    "Resolver",
+    "Target",
+    "EDGE_KIND",
+    "CLASS_KINDS",
+    "Occ",
+    "name_key",
+    "changed_keys",
+]
 
 EDGE_KIND = {"call": "calls", "reference": "references", "import": "imports", "inherit": "inherits"}
 """Ref kind -> edge kind; an unknown ref kind gives ``references``."""
@@ -88,6 +98,28 @@ class FileIndex:
         return cls({d.id: d for d in rec.defs}, by_qualified, scope, family, imported, stars)
 
 
+def name_key(path: str, name: str) -> str:
+    """The key of "what ``path`` binds to top-level ``name``" (a declaration or an import)."""
+    return f"name:{path}\0{name}"
+
+
+def changed_keys(path: str, old: FileIndex | None, new: FileIndex | None) -> set[str]:
+    """The ``name:``/``stars:`` keys of ``path`` whose answer differs between two versions."""
+
+    def binding(idx: FileIndex | None, name: str) -> tuple[object, object]:
+        return (None, None) if idx is None else (idx.scope.get(("", name)), idx.imported.get(name))
+
+    names: set[str] = set()
+    for idx in (old, new):
+        if idx is not None:
+            names.update(n for c, n in idx.scope if not c)
+            names.update(idx.imported)
+    out = {name_key(path, n) for n in names if binding(old, n) != binding(new, n)}
+    if (old.stars if old else []) != (new.stars if new else []):
+        out.add("stars:" + path)
+    return out
+
+
 @dataclass
 class Resolution:
     """What resolving one file produced: its edges (with occurrences) and its dependencies."""
@@ -120,6 +152,7 @@ class Resolver:
         self._stack: list[tuple[set[str], set[str], set[tuple[str, ...]]]] = []
         self._memo: dict[tuple[str, ...], tuple[object, frozenset[str], frozenset[str]]] = {}
         self._busy: set[tuple[str, ...]] = set()
+        self._own: tuple[str, _Bindings] | None = None
 
     # -- dependency bookkeeping ---------------------------------------------------------------
 
@@ -179,6 +212,7 @@ class Resolver:
         out = Resolution()
         try:
             binds = self._bindings(path)
+            self._own = (path, binds)  # skip the memo (and its dependency merge) per use
             n_import = 0
             for ref, recv in zip(rec.refs, rec.receivers, strict=True):
                 if ref.kind == "import":
@@ -194,6 +228,7 @@ class Resolver:
                 key = (source, target[1] or target[0], EDGE_KIND.get(ref.kind, "references"))
                 out.edges.setdefault(key, []).append((ref.start_byte, ref.end_byte, ref.line))
         finally:
+            self._own = None
             deps, keys, _ = self._stack.pop()
         deps.discard(path)
         out.deps, out.keys = frozenset(deps), frozenset(keys)
@@ -313,10 +348,8 @@ class Resolver:
         family = self._index(importer).family
 
         def compute() -> str | None:
-            found = self._modules.resolve(importer, family, module, self._note)
-            if found:
-                self._touch(found)
-            return found
+            # Depends on which files exist (the noted keys), not on the found file's content.
+            return self._modules.resolve(importer, family, module, self._note)
 
         return self._cached(("module", importer, module), compute, None)
 
@@ -325,18 +358,22 @@ class Resolver:
         return self._cached(("exported", path, name), lambda: self._find_export(path, name), None)
 
     def _find_export(self, path: str, name: str) -> Target | None:
-        got = self._file(path)
-        if got is None:
+        # Reads only what ``path`` binds to ``name`` (and its star list), so it depends on
+        # those keys rather than on the whole file: editing elsewhere in a hub module such as
+        # a package __init__ does not re-resolve every file importing through it.
+        if path not in self._records:
             return None
-        hit = got[1].scope.get(("", name))
+        idx = self._index(path)
+        self._note(name_key(path, name))
+        hit = idx.scope.get(("", name))
         if hit:
             return (path, hit)
-        idx = got[1]
         for module, imported in idx.imported.get(name, ()):
             target = self._module(path, module)
             found = self._exported(target, imported) if target else None
             if found:
                 return found
+        self._note("stars:" + path)
         for module in idx.stars:  # ``from .sub import *`` in a package's __init__
             target = self._module(path, module)
             found = self._exported(target, name) if target else None
@@ -346,6 +383,8 @@ class Resolver:
 
     def _bindings(self, path: str) -> _Bindings:
         """The names ``path``'s imports bind, the files it star-imports, each import's target."""
+        if self._own is not None and self._own[0] == path:
+            return self._own[1]
         return self._cached(
             ("bindings", path), lambda: self._compute_bindings(path), _Bindings({}, [], [])
         )

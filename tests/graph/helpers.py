@@ -1,0 +1,37 @@
+"""Small helpers shared by the graph tests."""
+
+from __future__ import annotations
+
+from sleuth.graph import Graph
+from tests.graph.fixtures import Tags, label, py_tags
+
+
+def build(files: dict[str, tuple[Tags, bytes | None]]) -> Graph:
+    """A graph built in one pass from ``{path: (tags, bytes)}``."""
+    graph = Graph()
+    graph.update_files([(tags, data, None) for tags, data in files.values()])
+    return graph
+
+
+def build_py(sources: dict[str, str]) -> Graph:
+    """A graph of Python sources (records from the ``py_tags`` mirror)."""
+    return build({p: (py_tags(p, t), t.encode()) for p, t in sources.items()})
+
+
+def edges(graph: Graph, kinds: set[str] | None = None) -> set[tuple[str, str, str]]:
+    """Every edge as readable labels (see ``fixtures.label``)."""
+    nodes = dict(graph.g.nodes(data=True))
+    return {
+        (label(nodes, u), label(nodes, v), k)
+        for u, v, k, _ in graph.iter_edges()
+        if kinds is None or k in kinds
+    }
+
+
+def node_id(graph: Graph, path: str, qualified: str) -> str:
+    """The id of the declaration ``qualified`` in ``path``."""
+    nodes = dict(graph.g.nodes(data=True))
+    for nid in nodes:
+        if label(nodes, nid) == f"{path}::{qualified}":
+            return nid
+    raise KeyError(f"{path}::{qualified}")

@@ -4,8 +4,10 @@ Faces are thin (DESIGN): ``parse_args`` turns argv into a frozen ``Invocation`` 
 engine), then one ``Workbench`` runs the verb and the answer is printed either exactly as its
 JSON (``--json``) or through ``sleuth.render``. Each verb is one entry of ``VERBS`` — a small
 function to add its arguments, one to build its request, one to run it and one to render it —
-so a verb (``search``, ``read``, ``select``, ``index``, and the edits ``replace``, ``insert``,
-``delete``, ``copy``, ``move``, ``undo``) is one table entry.
+so a verb (``search``, ``read``, ``select``, ``index``, the edits ``replace``, ``insert``,
+``delete``, ``copy``, ``move``, ``undo``, the native ``rename`` and ``doctor``) is one table
+entry. ``rename REF NEW`` is also written ``rename REF#NEW`` (SPEC §7); ``doctor --json`` prints
+the list of language-server rows (language, server, found, version, install hint).
 
 The text of ``replace``/``insert`` comes from ``--text``, ``--text-file`` or stdin; reading it
 is input, not workspace I/O, so the request builder does it (capped at the engine's limit and
@@ -58,6 +60,11 @@ __all__ = [
     "EditVerb",
     "EDIT_VERBS",
     "read_text_input",
+    "run_rename",
+    "run_doctor",
+    "RenameRequest",
+    "DoctorRequest",
+    "JsonAnswer",
 ]
 
 
@@ -108,6 +115,10 @@ class Engine(Protocol):
 
     def undo(self, result: str) -> Result: ...
 
+    def rename(self, ref: str, new_name: str | None = None) -> Result: ...
+
+    def doctor(self) -> list[dict[str, Any]]: ...
+
     def close(self) -> None: ...
 
 
@@ -135,6 +146,10 @@ class Invocation:
     request: Any = None
 
 
+JsonAnswer = dict[str, Any] | list[dict[str, Any]]
+"""What a verb answers: a SPEC JSON object (a list of rows for ``doctor``)."""
+
+
 @dataclass(frozen=True)
 class Verb:
     """One CLI verb: its arguments, its request, how to run it and how to show its JSON."""
@@ -143,8 +158,8 @@ class Verb:
     help: str
     add_arguments: Callable[[argparse.ArgumentParser], None]
     build: Callable[[argparse.Namespace], Any]
-    run: Callable[[Engine, Any], dict[str, Any]]
-    human: Callable[[Mapping[str, Any]], Text]
+    run: Callable[[Engine, Any], JsonAnswer]
+    human: Callable[[Any], Text]
 
 
 # --- search --------------------------------------------------------------------------------
@@ -480,6 +495,64 @@ def _edit_verb(verb: EditVerb, summary: str,
                 partial(render.edit_human, verb=verb))
 
 
+# --- rename / doctor (SPEC §7, §10) ---------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RenameRequest:
+    """``rename REF NEW`` (or ``rename REF#NEW``): one symbol and its new name."""
+
+    ref: str
+    new_name: str
+
+    @classmethod
+    def build(cls, ref: str, new_name: str | None = None) -> RenameRequest:
+        """Validate (no I/O): ``REF#NEW`` is split, the new name must be an identifier."""
+        from sleuth.edit.rename import split_rename  # late: --help stays instant
+
+        ref = _non_empty(ref, "rename needs a reference to a symbol's name, e.g. "
+                              "SEARCH#1a2b3c4d:1:match (a symbols: match), and the new name")
+        if new_name is not None:
+            new_name = _non_empty(new_name, "rename needs the new name: rename REF NEW")
+        return cls(*split_rename(ref, new_name))
+
+
+@dataclass(frozen=True)
+class DoctorRequest:
+    """``doctor``: which language servers run here, and how to install the missing ones."""
+
+
+def _rename_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("ref", metavar="REF",
+                        help="the symbol: a symbols: match (SEARCH#H:N:match); or REF#NEW")
+    parser.add_argument("new_name", metavar="NEW", nargs="?", default=None,
+                        help="the new name (or write REF#NEW)")
+
+
+def _rename_request(ns: argparse.Namespace) -> RenameRequest:
+    return RenameRequest.build(ns.ref, ns.new_name)
+
+
+def run_rename(engine: Engine, request: RenameRequest) -> dict[str, Any]:
+    """Rename through the language server; the edit answer plus ``untouched`` (SPEC §7)."""
+    return engine.rename(request.ref, request.new_name).to_json()
+
+
+def _doctor_arguments(parser: argparse.ArgumentParser) -> None:
+    del parser  # no arguments of its own
+
+
+def _doctor_request(ns: argparse.Namespace) -> DoctorRequest:
+    del ns
+    return DoctorRequest()
+
+
+def run_doctor(engine: Engine, request: DoctorRequest) -> list[dict[str, Any]]:
+    """One row per language: language, server, command, found, version, install."""
+    del request
+    return engine.doctor()
+
+
 VERBS: dict[str, Verb] = {
     verb.name: verb
     for verb in (
@@ -501,6 +574,10 @@ VERBS: dict[str, Verb] = {
         _edit_verb("move", "move what a reference selects to --to TARGET", _copy_arguments),
         _edit_verb("undo", "undo an edit by its RESULT#, if its files are unchanged since",
                    _undo_arguments),
+        Verb("rename", "rename a symbol through its language server (REF NEW or REF#NEW)",
+             _rename_arguments, _rename_request, run_rename, render.rename_human),
+        Verb("doctor", "list the language servers: found, version, how to install",
+             _doctor_arguments, _doctor_request, run_doctor, render.doctor_human),
     )
 }
 
@@ -567,7 +644,7 @@ def use_color(stream: TextIO, environ: Mapping[str, str] | None = None) -> bool:
     return bool(isatty and isatty())
 
 
-def _write_json(data: Mapping[str, Any], stream: TextIO) -> None:
+def _write_json(data: JsonAnswer, stream: TextIO) -> None:
     stream.write(json.dumps(data, ensure_ascii=False) + "\n")
     stream.flush()
 
@@ -610,7 +687,7 @@ def _internal(exc: BaseException) -> Internal:
 # --- running -------------------------------------------------------------------------------
 
 
-def execute(invocation: Invocation, engine_factory: EngineFactory) -> dict[str, Any]:
+def execute(invocation: Invocation, engine_factory: EngineFactory) -> JsonAnswer:
     """Build one engine, run the verb, close the engine; returns the verb's JSON."""
     verb = VERBS[invocation.verb]
     engine = engine_factory(invocation.root, invocation.no_ignore)

@@ -8,7 +8,12 @@ and answers with
 - ``structuredContent``: the verb's JSON, identical to ``sleuth <verb> --json``;
 - text content: the compact rendering of ``sleuth.render`` (header + ``path:line:col #n  text``
   for ``search``, header + ``path:line| text`` for ``read`` and ``select``, header + unified
-  diff for the edits ``replace``, ``insert``, ``delete``, ``copy``, ``move`` and ``undo``).
+  diff for the edits ``replace``, ``insert``, ``delete``, ``copy``, ``move`` and ``undo``;
+  header + diff + the untouched occurrences of the old name for ``rename``; the server table
+  for ``doctor``).
+
+``doctor`` is the one tool whose CLI answer is a list: MCP structured content must be an
+object, so the tool answers ``{"servers": [rows]}`` with the rows of ``sleuth doctor --json``.
 
 Failures are tool errors (``isError``) whose text is ``error[CODE]: message`` and whose
 structured content is the SPEC §3.5 object; ``tool_error`` is this face's one mapping of
@@ -47,14 +52,18 @@ from pydantic import Field, ValidationError
 
 from sleuth import render
 from sleuth.cli import (
+    DoctorRequest,
     EditRequest,
     EditVerb,
     Engine,
     EngineFactory,
     ReadRequest,
+    RenameRequest,
     SelectRequest,
+    run_doctor,
     run_edit,
     run_read,
+    run_rename,
     run_search,
     run_select,
 )
@@ -74,7 +83,10 @@ INSTRUCTIONS = (
     "and select answer a RESULT# that is itself a reference, e.g. a search path. Edits (replace, "
     "insert, delete, copy, move) go through a reference, write every file or none, refuse a "
     "reference whose file changed (stale_reference: search again), and answer a RESULT# of the "
-    "resulting text plus a unified diff; undo takes that RESULT#."
+    "resulting text plus a unified diff; undo takes that RESULT#. symbols:NAME lists declarations "
+    "(with navigation='references' their references too), each with an id for symbol:#ID; "
+    "rename(ref, new_name) renames a symbols: match through the language server (doctor lists "
+    "the servers); precision 'syntactic' means no server ran and rename is unsupported."
 )
 
 
@@ -265,6 +277,31 @@ class SleuthTools:
         wrote (otherwise conflict, nothing written). Answers a RESULT# and a unified diff."""
         return await self._edit("undo", result)
 
+    async def rename(
+        self,
+        ref: Annotated[str, Field(description="the symbol's name: a symbols: match "
+                                              "SEARCH#H:n:match (or REF#NEW_NAME)")],
+        new_name: Annotated[str | None, Field(description="the new name (omit with "
+                                                          "REF#NEW_NAME)")] = None,
+    ) -> CallToolResult:
+        """Rename a symbol through its language server (native rename, every file or none;
+        unsupported without a server). Answers a RESULT# selecting every new name, a unified
+        diff, and the text occurrences of the old name it did not change, for review."""
+        return await self._answer(
+            lambda: RenameRequest.build(ref, new_name),
+            run_rename,
+            render.rename_compact,
+        )
+
+    async def doctor(self) -> CallToolResult:
+        """The language servers per language: found or not, version, how to install. Without
+        a server symbols: answers are syntactic and rename is unsupported."""
+        return await self._answer(
+            DoctorRequest,
+            lambda engine, request: {"servers": run_doctor(engine, request)},
+            render.doctor_compact,
+        )
+
 
 @dataclass(frozen=True)
 class ToolSpec:
@@ -285,6 +322,8 @@ TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec("copy", "copy", read_only=False),
     ToolSpec("move", "move", read_only=False),
     ToolSpec("undo", "undo", read_only=False),
+    ToolSpec("rename", "rename", read_only=False),
+    ToolSpec("doctor", "doctor"),
 )
 
 

@@ -12,10 +12,17 @@ change here, and the renderings can be tested without an engine.
 - ``read_human`` / ``read_compact`` render a SPEC §5 ``read``/``select`` answer: a header with
   the ``RESULT#`` id and its source, then the selected text with line numbers, sparse ranges of
   one file kept apart by a gap marker (CLI) or by their line numbers (``path:line| text``, MCP).
+- Symbol matches (``symbols:``, ``symbol:#``; SPEC §7) are listed one per line instead, as
+  ``#1 pkg/a.py:5:5  function get_user  [semantic] id=aac9e3052f59`` (a reference:
+  ``reference get_user -> aac9e3052f59  [semantic]``) with the code below it; the compact form
+  puts the same phrase between ``path:line:col #n`` and the text.
 - ``index_human`` is the one line ``sleuth index`` prints.
 - ``edit_human`` / ``edit_compact`` render an edit's answer (SPEC §9): a header
   ``RESULT#… replace: 2 files changed``, then the unified diff (``+`` green, ``-`` red when
   colour is on); the CLI adds the ``sleuth undo RESULT#…`` hint.
+- ``rename_human`` / ``rename_compact``: a rename's header and diff, then the occurrences of
+  the old name it left alone (``untouched``), listed for review.
+- ``doctor_human`` / ``doctor_compact``: the language-server table of ``sleuth doctor``.
 - ``error_line`` is the one-line form of a SPEC §3.5 error object.
 """
 
@@ -36,6 +43,12 @@ __all__ = [
     "edit_header",
     "edit_human",
     "edit_compact",
+    "rename_header",
+    "rename_human",
+    "rename_compact",
+    "doctor_human",
+    "doctor_compact",
+    "symbol_phrase",
     "error_line",
     "count_phrase",
     "status_phrase",
@@ -224,13 +237,70 @@ def _whole_file_line(match: Json) -> Text:
     return line
 
 
+def symbol_phrase(symbol: Json) -> str:
+    """What a symbol match is (SPEC §7): ``method Cart.total  [semantic] id=f0ea30790afb`` for
+    a declaration, ``reference total -> f0ea30790afb  [semantic]`` for a reference (``-> one
+    of A, B`` when it was not resolved between same-named declarations)."""
+    precision = f"[{symbol.get('precision') or '?'}]"
+    name = str(symbol.get("name") or "?")
+    if symbol.get("kind") == "reference":
+        target = symbol.get("reference_of")
+        candidates = [str(c) for c in symbol.get("candidates") or ()]
+        if isinstance(target, str):
+            to = target
+        elif candidates:
+            to = "one of " + ", ".join(candidates)
+        else:
+            to = "(unresolved)"
+        return f"reference {name} -> {to}  {precision}"
+    container = symbol.get("container")
+    qualified = f"{container}.{name}" if container else name
+    return f"{symbol.get('kind') or 'symbol'} {qualified}  {precision} id={symbol.get('id')}"
+
+
+def _symbol_line(match: Json, symbol: Json) -> Text:
+    """``#n path:line:col  phrase``, then the match's code lines indented below it."""
+    out = Text()
+    out.append(f"#{match.get('n')}", style=STYLE_REF)
+    out.append(" ")
+    out.append(str(match.get("path")), style=STYLE_PATH)
+    out.append(f":{match.get('line')}:{match.get('column')}", style=STYLE_LINENO)
+    out.append("  " + symbol_phrase(symbol))
+    for text in _display_text(str(match.get("text") or "")):
+        out.append("\n")
+        out.append(f"    {text}".rstrip(), style=STYLE_CONTEXT)
+    return out
+
+
+def _symbol_notes(data: Json, symbols: Sequence[Json]) -> list[tuple[str, str]]:
+    """Hints under a symbol listing: how to read a body and rename, and what syntactic means."""
+    notes: list[tuple[str, str]] = []
+    result = data.get("result")
+    declarations = [s for s in symbols if s.get("kind") != "reference"]
+    if result and declarations and data.get("mode") != "symbol":
+        hint = "body: sleuth search 'symbol:#<id>'"
+        if any(s.get("precision") == "semantic" for s in declarations):
+            hint += f"   rename: sleuth rename {result}:<n>:match NEW"
+        notes.append((hint, STYLE_CONTEXT))
+    if any(s.get("precision") == "syntactic" for s in symbols):
+        notes.append(("syntactic: names from tree-sitter, not resolved by a language server "
+                      "(see sleuth doctor)", STYLE_WARN))
+    return notes
+
+
 def search_human(data: Json) -> Text:
     """The CLI's human rendering of a search response."""
     out = Text(_header(data), style=STYLE_HEADER)
     matches: list[Json] = list(data.get("matches") or ())
     groups: dict[str, list[Json]] = {}
+    symbols: list[Json] = []
     for match in matches:
-        if match.get("line") is None:
+        symbol = match.get("symbol")
+        if isinstance(symbol, Mapping) and match.get("line") is not None:
+            symbols.append(symbol)
+            out.append("\n" if len(symbols) > 1 else "\n\n")
+            out.append_text(_symbol_line(match, symbol))
+        elif match.get("line") is None:
             out.append("\n")
             out.append_text(_whole_file_line(match))
         else:
@@ -238,7 +308,7 @@ def search_human(data: Json) -> Text:
     for path, group in groups.items():
         out.append("\n\n")
         out.append_text(_file_block(path, group))
-    footer = _absence_lines(data)
+    footer = _absence_lines(data) + _symbol_notes(data, symbols)
     result = data.get("result")
     if matches and result:
         footer.append((f"refs: {result}:<n>:match  {result}:<n>:line", STYLE_CONTEXT))
@@ -251,7 +321,7 @@ def search_human(data: Json) -> Text:
     if data.get("next_cursor"):
         footer.append((f"more: --cursor {data['next_cursor']}", STYLE_WARN))
     for i, (text, style) in enumerate(footer):
-        out.append("\n\n" if i == 0 and groups else "\n")
+        out.append("\n\n" if i == 0 and (groups or symbols) else "\n")
         out.append(text, style=style)
     return out
 
@@ -270,8 +340,10 @@ def search_compact(data: Json) -> str:
             lines.append(f"{match.get('path')} #{n}{score}")
         else:
             where = f"{match.get('path')}:{match.get('line')}:{match.get('column')}"
+            symbol = match.get("symbol")
+            what = f"{symbol_phrase(symbol)}  " if isinstance(symbol, Mapping) else ""
             # Indentation dropped: the column already says where the match starts.
-            lines.append(f"{where} #{n}  {_one_line(str(match.get('text') or '')).lstrip()}")
+            lines.append(f"{where} #{n}  {what}{_one_line(str(match.get('text') or '')).lstrip()}")
     if not data.get("matches"):
         suggestion = suggestion_phrase(data, with_refs=True)
         lines.append("no matches; " + suggestion if suggestion else "no matches")
@@ -452,6 +524,101 @@ def edit_compact(data: Json, *, verb: str) -> str:
     """The MCP text content of an edit: the header, then the unified diff."""
     lines = [line for line, _ in _diff_lines(data)]
     return "\n".join([edit_header(data, verb), *_edit_notes(data), *lines])
+
+
+# --- rename / doctor ---------------------------------------------------------------------------
+
+UNTOUCHED_TITLE = "not renamed (text matches, review them):"
+
+
+def rename_header(data: Json) -> str:
+    """``RESULT#… rename: 5 occurrences in 2 files`` (SPEC §7)."""
+    changed = data.get("changed") or ()
+    ranges = data.get("ranges") or ()
+    text = (f"{data.get('result') or '(no result id)'} rename: "
+            f"{_plural(len(ranges), 'occurrence')} in {_plural(len(changed), 'file')}")
+    return text + "  refreshed" if data.get("refreshed") else text
+
+
+def _untouched_lines(data: Json) -> list[str]:
+    """``path:line  text`` for each occurrence of the old name the rename left alone."""
+    return [f"{u.get('path')}:{u.get('line')}  {str(u.get('text') or '').strip()}"
+            for u in data.get("untouched") or () if isinstance(u, Mapping)]
+
+
+def rename_human(data: Json) -> Text:
+    """The CLI's rendering of a rename: header, unified diff, then the untouched occurrences."""
+    out = Text()
+    out.append(rename_header(data), style=STYLE_HEADER)
+    for line, style in _diff_lines(data):
+        out.append("\n")
+        out.append(line, style=style or "")
+    untouched = _untouched_lines(data)
+    if untouched:
+        out.append("\n")
+        out.append(UNTOUCHED_TITLE, style=STYLE_WARN)
+        for line in untouched:
+            out.append("\n  " + line)
+    return out
+
+
+def rename_compact(data: Json) -> str:
+    """The MCP text content of a rename: header, diff, untouched occurrences."""
+    lines = [rename_header(data), *(line for line, _ in _diff_lines(data))]
+    untouched = _untouched_lines(data)
+    if untouched:
+        lines += [UNTOUCHED_TITLE, *("  " + line for line in untouched)]
+    return "\n".join(lines)
+
+
+DOCTOR_COLUMNS = ("language", "server", "found", "version", "install")
+
+
+def _doctor_cells(rows: Sequence[Json]) -> list[list[str]]:
+    cells = []
+    for row in rows:
+        found = row.get("found")
+        cells.append([str(row.get("language") or "?"), str(row.get("server") or "?"),
+                      "yes" if found else "no", str(row.get("version") or "-"),
+                      str(row.get("install") or "")])
+    return cells
+
+
+def _doctor_summary(rows: Sequence[Json]) -> str:
+    missing = [str(r.get("language")) for r in rows if not r.get("found")]
+    if not rows:
+        return "language servers are off in this workbench"
+    if not missing:
+        return "every language has its server: symbols: answers are semantic"
+    return (f"no server for {', '.join(missing)}: symbols: answers there are syntactic and "
+            "rename is unsupported")
+
+
+def _doctor_table(rows: Sequence[Json]) -> list[str]:
+    cells = _doctor_cells(rows)
+    widths = [max(len(c[i]) for c in [list(DOCTOR_COLUMNS), *cells])
+              for i in range(len(DOCTOR_COLUMNS) - 1)]
+    return ["  ".join([*(c[i].ljust(w) for i, w in enumerate(widths)), c[-1]]).rstrip()
+            for c in [list(DOCTOR_COLUMNS), *cells]]
+
+
+def doctor_human(rows: Sequence[Json]) -> Text:
+    """``sleuth doctor``: one row per language, missing servers in yellow, then a summary."""
+    out = Text()
+    table = _doctor_table(rows)
+    out.append(table[0], style=STYLE_HEADER)
+    for row, line in zip(rows, table[1:], strict=True):
+        out.append("\n")
+        out.append(line, style="" if row.get("found") else STYLE_WARN)
+    out.append("\n")
+    out.append(_doctor_summary(rows), style=STYLE_CONTEXT)
+    return out
+
+
+def doctor_compact(data: Json) -> str:
+    """The MCP text content of ``doctor`` (``{"servers": [...]}``): the same table."""
+    rows = [r for r in data.get("servers") or () if isinstance(r, Mapping)]
+    return "\n".join([*_doctor_table(rows), _doctor_summary(rows)])
 
 
 def error_line(error: Json) -> str:

@@ -141,6 +141,7 @@ class Engines:
     servers: Any = None  # sleuth.lsp_bridge.ServerPool, made on first use by ``make_servers``
     make_servers: Callable[[], Any] | None = None
     symbol_paths: dict[str, str] = field(default_factory=dict)  # id -> path hints (symbol:#)
+    graph: Any = None  # sleuth.query.graph_mode.GraphKeeper, made on the first graph: query
 
 
 def prepare(
@@ -183,6 +184,9 @@ def prepare(
         return prepared
     if rt.mode in ("symbols", "symbol"):
         _plan_symbols(prepared, engines, None)
+        return prepared
+    if rt.mode == "graph":
+        _plan_graph(prepared, engines)
         return prepared
     if rt.mode == "ast":
         from sleuth.query.ast_mode import plan_ast
@@ -232,6 +236,39 @@ def _plan_symbols(
     prepared.stages = [Stage("symbol" if rt.mode == "symbol" else "symbols", fallback, source)]
     if source.reason:
         prepared.notes.append(source.reason)
+
+
+def _plan_graph(prepared: Prepared, engines: Engines) -> None:
+    from sleuth.query.graph_mode import GraphKeeper, plan_graph
+    from sleuth.query.scan import make_match
+    from sleuth.query.symbols_mode import TagsCache
+
+    if engines.tags is None:
+        engines.tags = TagsCache()
+    if engines.graph is None:
+        engines.graph = GraphKeeper(prepared.ws)
+    ws, req = prepared.ws, prepared.request
+    graph = engines.graph.graph(engines.tags, engines.trees)
+    source, ranked, reason = plan_graph(
+        ws, prepared.route.body, prepared.scope, graph,
+        navigation=req.navigation, depth=req.depth, limit=req.limit,
+    )
+    if reason:
+        prepared.notes.append(reason)
+    if ranked is not None:
+        matches = []
+        for path, start, end, score, extra in ranked:
+            ft = ws.read(path)
+            if ft is None:
+                continue
+            m = make_match(ft, start, end, req.context, None, extra)
+            matches.append(replace(m, score=score))
+        prepared.path_matches = matches
+        prepared.ordered_by_score = True
+        return
+    by_path = {f.path: f for f in prepared.files}
+    prepared.files = [by_path.get(p) or FileEntry(p, 0, 0) for p in source.paths]
+    prepared.stages = [Stage("graph", None, source)]
 
 
 def _languages_without_symbols(

@@ -28,7 +28,6 @@ _PREFIXES: tuple[tuple[str, Mode], ...] = (
 )
 
 _NOT_BUILT: dict[Mode, str] = {
-    "graph": "graph: queries need the reference graph, not available yet",
     "semantic": "semantic: search needs the optional semantic extra, which is not installed",
 }
 
@@ -51,7 +50,7 @@ def route(query: str) -> Route:
                 raise Unsupported(
                     _NOT_BUILT[mode], details={"prefix": prefix, "mode": mode}
                 )
-            if body == "":
+            if body == "" and mode != "graph":  # `graph:` alone is the ranked workspace map
                 raise InvalidQuery(
                     f"nothing after the {prefix} prefix: give a pattern, e.g. {prefix}foo",
                     details={"position": len(prefix), "prefix": prefix},

@@ -134,7 +134,9 @@ class SearchPager:
             result_id = self._result_id(prepared, salt=existing.fingerprint)
         if prepared.path_matches is not None:
             matches = prepared.path_matches
-            row = self._new_row(prepared, result_id, "files", None, False, matches, None, len(matches))
+            row = self._new_row(
+                prepared, result_id, prepared.route.mode, None, False, matches, None, len(matches)
+            )
             self._registry.put_result(row, *_rows(row.id, 1, matches))
             return row
         stage = prepared.stages[0]

@@ -31,7 +31,7 @@ typecheck: $(STAMP)
 	$(BIN)/mypy sleuth
 
 bench: $(STAMP)
-	$(BIN)/python benchmarks/text.py
+	$(BIN)/python -m benchmarks.text
 
 clean:
 	rm -rf $(VENV) .sleuth

@@ -14,7 +14,14 @@ import anyio
 import pytest
 
 from sleuth import cli
-from sleuth.errors import ERROR_CODES, NotFound, SleuthError, StaleReference
+from sleuth.errors import (
+    ERROR_CODES,
+    NotFound,
+    ServerUnavailable,
+    SleuthError,
+    StaleReference,
+    Unsupported,
+)
 from sleuth.mcp import EngineThread, build_server
 
 RESPONSE: dict[str, Any] = {
@@ -284,7 +291,7 @@ def _mcp_call(arguments: dict[str, Any], tool: str = "search") -> tuple[list[Any
 def test_mcp_search_tool_schema_matches_cli_options() -> None:
     tools, _ = _mcp_call({"query": "x"})
     assert [t.name for t in tools] == ["search", "read", "select", "replace", "insert", "delete",
-                                       "copy", "move", "undo"]
+                                       "copy", "move", "undo", "rename", "doctor"]
     props = set(tools[0].input_schema["properties"])
     assert props == {"query", "path", "include", "exclude", "limit", "cursor", "context",
                      "case_sensitive", "lang", "navigation", "selector", "strictness", "depth"}
@@ -753,3 +760,210 @@ def test_mcp_edit_errors(tool: str, arguments: dict[str, Any], code: str) -> Non
     assert result.is_error is True
     assert result.structured_content["error"]["code"] == code
     assert result.content[0].text.startswith(f"error[{code}]: ")
+
+
+# --- rename / doctor (SPEC §7, §10) ----------------------------------------------------------
+
+RENAME_RESPONSE: dict[str, Any] = {
+    "result": "RESULT#7e7e7e7e", "source": "SEARCH#00ff:1:match", "refreshed": False,
+    "complete": True,
+    "ranges": [{"path": "shop/models.py", "line": 1, "end_line": 1, "start_byte": 4,
+                "end_byte": 15, "text": "grand_total"}],
+    "changed": ["shop/models.py"],
+    "diff": "--- a/shop/models.py\n+++ b/shop/models.py\n@@ -1 +1 @@\n-def total():\n"
+            "+def grand_total():\n",
+    "untouched": [{"path": "shop/report.py", "line": 5, "text": "    total = 0"}],
+}
+DOCTOR_ROWS: list[dict[str, Any]] = [
+    {"language": "python", "server": "ty", "command": ["/v/bin/ty", "server"], "found": True,
+     "version": "ty 0.0.108", "install": "pip install ty"},
+    {"language": "go", "server": "gopls", "command": ["gopls"], "found": False, "version": None,
+     "install": "apt-get install gopls golang-go"},
+]
+
+
+class SymbolFakeEngine(FakeEngine):
+    """``FakeEngine`` plus ``rename`` and ``doctor``; some references fail like the engine."""
+
+    def rename(self, ref: str, new_name: str | None = None) -> _Result:
+        self.calls.append(("rename", {"ref": ref, "new_name": new_name}))
+        if ref == "SEARCH#5ta1e:1:match":
+            raise StaleReference("nothing was written: shop/models.py changed since the search",
+                                 details={"files": ["shop/models.py"]})
+        if ref == "SEARCH#5e7ac:1:match":
+            raise Unsupported("renaming in a.rb needs a language server (see `sleuth doctor`)")
+        if ref == "SEARCH#dead:1:match":
+            raise ServerUnavailable("language server ty exited (code -9) during "
+                                    "textDocument/rename; the next query restarts it")
+        return _Result(dict(RENAME_RESPONSE, source=ref))
+
+    def doctor(self) -> list[dict[str, Any]]:
+        self.calls.append(("doctor", {}))
+        return DOCTOR_ROWS
+
+
+class SymbolRun(Run):
+    """``Run`` with ``SymbolFakeEngine``s."""
+
+    def __init__(self, argv: Sequence[str]) -> None:
+        self.engines: list[FakeEngine] = []
+        out, err = io.StringIO(), io.StringIO()
+
+        def factory(root: str, no_ignore: bool) -> FakeEngine:
+            self.engines.append(SymbolFakeEngine(root, no_ignore))
+            return self.engines[-1]
+
+        self.code = cli.main(list(argv), engine_factory=factory, stdout=out, stderr=err)
+        self.out, self.err = out.getvalue(), err.getvalue()
+
+
+@pytest.mark.parametrize("argv", [
+    ["rename", "SEARCH#00ff:1:match", "grand_total"],
+    ["rename", "SEARCH#00ff:1:match#grand_total"],
+])
+def test_parse_rename_both_forms_into_one_frozen_request(argv: list[str]) -> None:
+    inv = cli.parse_args([*argv, "--root", "/w", "--json"])
+    assert (inv.verb, inv.root, inv.json) == ("rename", "/w", True)
+    assert inv.request == cli.RenameRequest("SEARCH#00ff:1:match", "grand_total")
+    with pytest.raises(AttributeError):
+        inv.request.new_name = "x"
+
+
+@pytest.mark.parametrize(("argv", "says"), [
+    (["rename"], "the following arguments are required"),
+    (["rename", "SEARCH#00ff:1:match"], "needs a new name"),
+    (["rename", "SEARCH#00ff:1:match", "1st"], "not a valid identifier"),
+    (["rename", "SEARCH#00ff:1:match", "two words"], "not a valid identifier"),
+    (["rename", "SEARCH#00ff:1:match#"], "not a valid identifier"),
+    (["rename", "", "x"], "rename needs a reference"),
+    (["rename", "SEARCH#00ff:1:match", ""], "rename needs the new name"),
+    (["doctor", "extra"], "unrecognized arguments"),
+])
+def test_rename_doctor_usage_errors_before_any_engine(argv: list[str], says: str) -> None:
+    run = SymbolRun([*argv, "--json"])
+    assert run.code == 2 and run.engines == []
+    body = json.loads(run.out)["error"]
+    assert body["code"] == "invalid_query" and says in body["message"]
+
+
+def test_rename_reaches_the_engine_and_prints_exact_json() -> None:
+    run = SymbolRun(["rename", "SEARCH#00ff:1:match#grand_total", "--json", "--root", "/w"])
+    assert run.code == 0 and run.err == ""
+    engine = run.engines[0]
+    assert engine.calls == [("rename", {"ref": "SEARCH#00ff:1:match", "new_name": "grand_total"})]
+    assert (engine.root, engine.closed) == ("/w", True)
+    assert json.loads(run.out) == RENAME_RESPONSE
+    assert run.out.count("\n") == 1
+
+
+def test_rename_human_output_lists_the_untouched_occurrences() -> None:
+    run = SymbolRun(["rename", "SEARCH#00ff:1:match", "grand_total"])
+    assert run.code == 0 and "\x1b[" not in run.out
+    assert run.out.splitlines() == [
+        "RESULT#7e7e7e7e rename: 1 occurrence in 1 file",
+        "--- a/shop/models.py",
+        "+++ b/shop/models.py",
+        "@@ -1 +1 @@",
+        "-def total():",
+        "+def grand_total():",
+        "not renamed (text matches, review them):",
+        "  shop/report.py:5  total = 0",
+    ]
+
+
+@pytest.mark.parametrize(("ref", "code", "exit_code"), [
+    ("SEARCH#5ta1e:1:match", "stale_reference", 3),
+    ("SEARCH#5e7ac:1:match", "unsupported", 2),
+    ("SEARCH#dead:1:match", "server_unavailable", 5),
+])
+def test_rename_errors_map_to_spec_codes(ref: str, code: str, exit_code: int) -> None:
+    run = SymbolRun(["rename", ref, "x", "--json"])
+    assert run.code == exit_code
+    assert json.loads(run.out)["error"]["code"] == code
+    run = SymbolRun(["rename", ref, "x"])
+    assert run.code == exit_code and run.out == ""
+    assert run.err.startswith(f"sleuth: error[{code}]: ")
+
+
+def test_doctor_json_is_the_list_and_human_is_a_table() -> None:
+    run = SymbolRun(["doctor", "--json", "--root", "/w"])
+    assert run.code == 0 and json.loads(run.out) == DOCTOR_ROWS
+    assert run.engines[0].calls == [("doctor", {})] and run.engines[0].closed
+    run = SymbolRun(["doctor"])
+    lines = run.out.splitlines()
+    assert lines[0].split() == ["language", "server", "found", "version", "install"]
+    assert lines[1].split()[:4] == ["python", "ty", "yes", "ty"]
+    assert lines[2].split()[:4] == ["go", "gopls", "no", "-"]
+    assert lines[2].endswith("apt-get install gopls golang-go")
+    assert lines[3] == "no server for go: symbols: answers there are syntactic and rename is " \
+                       "unsupported"
+
+
+def test_help_lists_rename_and_doctor() -> None:
+    text = cli.build_parser().format_help()
+    for verb in ("rename", "doctor"):
+        assert f"    {verb} " in text
+
+
+def _mcp_symbol_call(tool: str, arguments: dict[str, Any]) -> tuple[list[Any], Any, list[Any]]:
+    engines: list[SymbolFakeEngine] = []
+
+    def factory(root: str, no_ignore: bool) -> SymbolFakeEngine:
+        engines.append(SymbolFakeEngine(root, no_ignore))
+        return engines[-1]
+
+    async def go() -> tuple[list[Any], Any]:
+        engine = EngineThread(factory, ".", False)
+        try:
+            server = build_server(engine)
+            return await server.list_tools(), await server.call_tool(tool, arguments)
+        finally:
+            engine.close()
+
+    tools, result = anyio.run(go)
+    return tools, result, engines[0].calls
+
+
+@pytest.mark.parametrize("arguments", [
+    {"ref": "SEARCH#00ff:1:match", "new_name": "grand_total"},
+    {"ref": "SEARCH#00ff:1:match#grand_total"},
+])
+def test_mcp_rename_tool(arguments: dict[str, Any]) -> None:
+    tools, result, calls = _mcp_symbol_call("rename", arguments)
+    spec = {t.name: t for t in tools}["rename"]
+    assert set(spec.input_schema["properties"]) == {"ref", "new_name"}
+    assert spec.input_schema["required"] == ["ref"]
+    assert spec.annotations.read_only_hint is False
+    assert result.is_error is False
+    assert calls == [("rename", {"ref": "SEARCH#00ff:1:match", "new_name": "grand_total"})]
+    assert result.structured_content == RENAME_RESPONSE
+    lines = result.content[0].text.splitlines()
+    assert lines[0] == "RESULT#7e7e7e7e rename: 1 occurrence in 1 file"
+    assert lines[-2:] == ["not renamed (text matches, review them):",
+                          "  shop/report.py:5  total = 0"]
+
+
+@pytest.mark.parametrize(("arguments", "code"), [
+    ({"ref": "SEARCH#00ff:1:match"}, "invalid_query"),
+    ({"ref": "SEARCH#00ff:1:match", "new_name": "no way"}, "invalid_query"),
+    ({"ref": "SEARCH#5e7ac:1:match", "new_name": "x"}, "unsupported"),
+    ({"ref": "SEARCH#5ta1e:1:match", "new_name": "x"}, "stale_reference"),
+])
+def test_mcp_rename_errors(arguments: dict[str, Any], code: str) -> None:
+    _, result, _ = _mcp_symbol_call("rename", arguments)
+    assert result.is_error is True
+    assert result.structured_content["error"]["code"] == code
+    assert result.content[0].text.startswith(f"error[{code}]: ")
+
+
+def test_mcp_doctor_tool_wraps_the_rows_in_an_object() -> None:
+    tools, result, calls = _mcp_symbol_call("doctor", {})
+    spec = {t.name: t for t in tools}["doctor"]
+    assert set(spec.input_schema.get("properties") or {}) == set()
+    assert spec.annotations.read_only_hint is True
+    assert calls == [("doctor", {})]
+    assert result.is_error is False
+    assert result.structured_content == {"servers": DOCTOR_ROWS}
+    lines = result.content[0].text.splitlines()
+    assert lines[0].split() == ["language", "server", "found", "version", "install"]
+    assert len(lines) == 4

@@ -404,3 +404,170 @@ def test_edit_renderings_do_not_mutate_input() -> None:
     render.edit_human(data, verb="move")
     render.edit_compact(data, verb="move")
     assert data == before
+
+
+# --- symbols, rename, doctor (SPEC §7) -------------------------------------------------------
+
+DECL_ID = "f0ea30790afb"
+
+
+def _symbol_match(n: int, path: str, line: int, column: int, text: str,
+                  symbol: dict[str, Any]) -> dict[str, Any]:
+    return dict(_match(n, path, line, column, text, length=5), symbol=symbol)
+
+
+def symbols_sample(precision: str = "semantic", **changes: Any) -> dict[str, Any]:
+    decl = {"name": "total", "kind": "method", "container": "Cart", "id": DECL_ID,
+            "precision": precision,
+            "range": {"path": "shop/models.py", "start_byte": 0, "end_byte": 90, "line": 16,
+                      "end_line": 18}}
+    ref = {"name": "total", "kind": "reference", "reference_of": DECL_ID, "precision": precision}
+    ambiguous = {"name": "total", "kind": "reference", "reference_of": None,
+                 "candidates": [DECL_ID, "0a73ecacf4b2"], "precision": precision}
+    return sample(mode="symbols", query="symbols:total", total=3, matches=[
+        _symbol_match(1, "shop/models.py", 16, 9, "    def total(self) -> float:", decl),
+        _symbol_match(2, "shop/service.py", 9, 19, '    return f"pay {cart.total():.2f}"', ref),
+        _symbol_match(3, "shop/util.py", 4, 12, "    return total(x)", ambiguous),
+    ], **changes)
+
+
+def test_symbol_phrase_declaration_reference_and_candidates() -> None:
+    matches = symbols_sample()["matches"]
+    assert render.symbol_phrase(matches[0]["symbol"]) == (
+        f"method Cart.total  [semantic] id={DECL_ID}")
+    assert render.symbol_phrase(matches[1]["symbol"]) == f"reference total -> {DECL_ID}  [semantic]"
+    assert render.symbol_phrase(matches[2]["symbol"]) == (
+        f"reference total -> one of {DECL_ID}, 0a73ecacf4b2  [semantic]")
+    top = {"name": "get_user", "kind": "function", "container": None, "id": "aac9e3052f59",
+           "precision": "syntactic"}
+    assert render.symbol_phrase(top) == "function get_user  [syntactic] id=aac9e3052f59"
+    lost = {"name": "x", "kind": "reference", "reference_of": None, "precision": "syntactic"}
+    assert render.symbol_phrase(lost) == "reference x -> (unresolved)  [syntactic]"
+
+
+def test_human_symbols_one_line_per_match_with_code_below() -> None:
+    lines = human(symbols_sample()).splitlines()
+    assert lines[0] == f"{RID}  symbols  3 matches  complete"
+    assert lines[2:8] == [
+        f"#1 shop/models.py:16:9  method Cart.total  [semantic] id={DECL_ID}",
+        "        def total(self) -> float:",
+        f"#2 shop/service.py:9:19  reference total -> {DECL_ID}  [semantic]",
+        '        return f"pay {cart.total():.2f}"',
+        f"#3 shop/util.py:4:12  reference total -> one of {DECL_ID}, 0a73ecacf4b2  [semantic]",
+        "        return total(x)",
+    ]
+    assert lines[9] == (f"body: sleuth search 'symbol:#<id>'   rename: sleuth rename "
+                        f"{RID}:<n>:match NEW")
+    assert "syntactic:" not in human(symbols_sample())
+
+
+def test_human_syntactic_symbols_warn_and_offer_no_rename() -> None:
+    text = human(symbols_sample("syntactic"))
+    assert "[syntactic]" in text and "rename:" not in text
+    assert ("syntactic: names from tree-sitter, not resolved by a language server "
+            "(see sleuth doctor)") in text.splitlines()
+
+
+def test_human_symbol_body_keeps_every_line() -> None:
+    decl = symbols_sample()["matches"][0]["symbol"]
+    body = "def total(self) -> float:\n    return 1.0"
+    data = sample(mode="symbol", query=f"symbol:#{DECL_ID}", total=1, matches=[
+        dict(_match(1, "shop/models.py", 16, 1, body, end_line=17), symbol=decl)])
+    lines = human(data).splitlines()
+    assert lines[2:5] == [f"#1 shop/models.py:16:1  method Cart.total  [semantic] id={DECL_ID}",
+                          "    def total(self) -> float:", "        return 1.0"]
+    assert not any(line.startswith("body:") for line in lines)
+
+
+def test_compact_symbols_carry_the_phrase_between_position_and_text() -> None:
+    lines = render.search_compact(symbols_sample()).splitlines()
+    assert lines[1] == (f"shop/models.py:16:9 #1  method Cart.total  [semantic] id={DECL_ID}  "
+                        "def total(self) -> float:")
+    assert lines[2] == (f"shop/service.py:9:19 #2  reference total -> {DECL_ID}  [semantic]  "
+                        'return f"pay {cart.total():.2f}"')
+
+
+RENAME_DIFF = ("--- a/shop/models.py\n+++ b/shop/models.py\n@@ -1 +1 @@\n-def total():\n"
+               "+def grand_total():\n")
+
+
+def rename_sample(**changes: Any) -> dict[str, Any]:
+    data = edit_sample(
+        ranges=[_range("shop/models.py", 1, "grand_total"), _range("shop/service.py", 4,
+                                                                   "grand_total")],
+        changed=["shop/models.py", "shop/service.py"], diff=RENAME_DIFF,
+        untouched=[{"path": "shop/report.py", "line": 5, "text": "    total = 0"},
+                   {"path": "shop/report.py", "line": 8, "text": "    return total"}])
+    data.update(changes)
+    return data
+
+
+def test_rename_human_header_diff_and_untouched_for_review() -> None:
+    text = render.rename_human(rename_sample())
+    assert text.plain.splitlines() == [
+        "RESULT#5eed0001 rename: 2 occurrences in 2 files",
+        *RENAME_DIFF.splitlines(),
+        "not renamed (text matches, review them):",
+        "  shop/report.py:5  total = 0",
+        "  shop/report.py:8  return total",
+    ]
+    styles = {text.plain[s.start:s.end]: s.style for s in text.spans}
+    assert styles["not renamed (text matches, review them):"] == render.STYLE_WARN
+    assert styles["+def grand_total():"] == render.STYLE_DIFF_ADD
+
+
+def test_rename_without_untouched_occurrences_lists_nothing() -> None:
+    plain = render.rename_human(rename_sample(untouched=[])).plain
+    assert "not renamed" not in plain and plain.splitlines()[-1] == "+def grand_total():"
+    one = rename_sample(ranges=[_range("a.py", 1, "b")], changed=["a.py"])
+    assert render.rename_header(one) == "RESULT#5eed0001 rename: 1 occurrence in 1 file"
+
+
+def test_rename_compact_is_header_diff_untouched() -> None:
+    assert render.rename_compact(rename_sample()).splitlines() == [
+        "RESULT#5eed0001 rename: 2 occurrences in 2 files", *RENAME_DIFF.splitlines(),
+        "not renamed (text matches, review them):", "  shop/report.py:5  total = 0",
+        "  shop/report.py:8  return total"]
+
+
+DOCTOR_ROWS: list[dict[str, Any]] = [
+    {"language": "python", "server": "ty", "command": ["/v/bin/ty", "server"], "found": True,
+     "version": "ty 0.0.108", "install": "pip install ty"},
+    {"language": "rust", "server": "rust-analyzer", "command": ["rust-analyzer"],
+     "found": False, "version": None, "install": "rustup component add rust-analyzer"},
+]
+
+
+def test_doctor_human_table_and_summary() -> None:
+    text = render.doctor_human(DOCTOR_ROWS)
+    assert text.plain.splitlines() == [
+        "language  server         found  version     install",
+        "python    ty             yes    ty 0.0.108  pip install ty",
+        "rust      rust-analyzer  no     -           rustup component add rust-analyzer",
+        "no server for rust: symbols: answers there are syntactic and rename is unsupported",
+    ]
+    styles = {text.plain[s.start:s.end]: s.style for s in text.spans}
+    assert styles[text.plain.splitlines()[2]] == render.STYLE_WARN
+    assert text.plain.splitlines()[1] not in styles
+    assert render.doctor_human(DOCTOR_ROWS[:1]).plain.splitlines()[-1] == (
+        "every language has its server: symbols: answers are semantic")
+    assert render.doctor_human([]).plain.splitlines()[-1] == (
+        "language servers are off in this workbench")
+
+
+def test_doctor_compact_reads_the_wrapped_rows() -> None:
+    assert render.doctor_compact({"servers": DOCTOR_ROWS}).splitlines() == (
+        render.doctor_human(DOCTOR_ROWS).plain.splitlines())
+
+
+def test_symbol_rename_doctor_renderings_do_not_mutate_input() -> None:
+    for data in (symbols_sample(), rename_sample()):
+        before = copy.deepcopy(data)
+        render.search_human(data)
+        render.search_compact(data)
+        render.rename_human(data)
+        render.rename_compact(data)
+        assert data == before
+    rows = copy.deepcopy(DOCTOR_ROWS)
+    render.doctor_human(rows)
+    assert rows == DOCTOR_ROWS

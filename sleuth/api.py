@@ -100,7 +100,14 @@ class Workbench:
             return None
         from sleuth.lsp_bridge import ServerPool
 
-        return ServerPool(self.workspace)
+        timeout = self.workspace.config.get("server_timeout", 20.0)
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
+            from sleuth.errors import InvalidPath
+
+            raise InvalidPath(
+                f"[tool.sleuth] server_timeout must be a positive number of seconds, got {timeout!r}"
+            )
+        return ServerPool(self.workspace, timeout=float(timeout))
 
     def _prepare(self, req: SearchRequest) -> Prepared:
         """Prepare a search; a reference as ``path`` is resolved to its exact ranges first."""
@@ -214,7 +221,7 @@ class Workbench:
 
         if self._engines.servers is None:
             self._engines.servers = self._servers()
-        return Renamer(self.workspace, self._resolver, self._views).rename(
+        return Renamer(self.workspace, self._resolver, self._views, self._editor).rename(
             ref, new_name, self._engines.servers
         )
 

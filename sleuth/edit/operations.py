@@ -258,7 +258,7 @@ class Editor:
             source=ref, ranges=sorted(results), result_id="", texts=texts, refreshed=refreshed
         )
         answer = self._views.register(sel, kind, {"ref": ref}, None)
-        self._save_undo(answer.result, changes)
+        self.save_undo(answer.result, changes)
         answer.changed = [c.path for c in changes]
         answer.diff = unified_diff(changes)
         return answer
@@ -268,7 +268,7 @@ class Editor:
     def _undo_dir(self, result_id: str) -> str:
         return os.path.join(self._ws.state_dir, "undo", result_id.removeprefix("RESULT#"))
 
-    def _save_undo(self, result_id: str, changes: Sequence[FileChange]) -> None:
+    def save_undo(self, result_id: str, changes: Sequence[FileChange]) -> None:
         folder = self._undo_dir(result_id)
         os.makedirs(folder, exist_ok=True)
         files = []

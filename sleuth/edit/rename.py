@@ -17,7 +17,7 @@ from collections import defaultdict
 from typing import Any
 
 from sleuth.edit.journal import FileChange, commit
-from sleuth.edit.operations import unified_diff
+from sleuth.edit.operations import Editor, unified_diff
 from sleuth.errors import Conflict, InvalidQuery, NotFound, Unsupported
 from sleuth.resources.refs import looks_like_ref
 from sleuth.resources.selection import Range, Resolver, Selection
@@ -46,10 +46,11 @@ class Renamer:
     """Renames through a language-server pool (duck-typed: ``language_of``, ``available``,
     ``rename``)."""
 
-    def __init__(self, ws: Workspace, resolver: Resolver, views: Views) -> None:
+    def __init__(self, ws: Workspace, resolver: Resolver, views: Views, editor: Editor) -> None:
         self._ws = ws
         self._resolver = resolver
         self._views = views
+        self._editor = editor  # keeps the undo data, as for every edit
 
     def rename(self, ref: str, new_name: str | None, servers: Any) -> ReadResult:
         ref, new_name = split_rename(ref, new_name)
@@ -95,6 +96,7 @@ class Renamer:
             Selection(source=ref, ranges=sorted(results), result_id="", texts=texts),
             "rename", {"ref": ref, "new_name": new_name}, None,
         )
+        self._editor.save_undo(answer.result, changes)
         answer.changed = [c.path for c in changes]
         answer.diff = unified_diff(changes)
         answer.untouched = self._untouched(old_name)

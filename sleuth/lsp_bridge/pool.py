@@ -281,14 +281,25 @@ class ServerPool:
         index = session.index_of(rel)
         return [] if index is None else flatten_symbols(result, rel, index, session.encoding)
 
-    def workspace_symbols(self, lang: str, query: str) -> list[LspSymbol]:
-        """``workspace/symbol`` matches, widened to whole declarations by ``documentSymbol``."""
+    def workspace_symbols(self, lang: str, query: str, *, fuzzy: bool = True) -> list[LspSymbol]:
+        """``workspace/symbol`` matches, widened to whole declarations by ``documentSymbol``.
+
+        With ``fuzzy=False`` only names equal to ``query`` ignoring case are kept (and widened):
+        servers answer fuzzily, and widening hundreds of near-misses costs seconds.
+        """
 
         async def run() -> list[LspSymbol]:
             session = await self._session(lang)
             session.prepare()
             result = await self._settled(session, "workspace/symbol", {"query": query})
-            return await self._enrich(session, result if isinstance(result, list) else [])
+            items = result if isinstance(result, list) else []
+            if not fuzzy:
+                want = query.lower()
+                items = [
+                    i for i in items
+                    if isinstance(i, dict) and str(i.get("name", "")).lower() == want
+                ]
+            return await self._enrich(session, items)
 
         return self._call(run)
 

@@ -74,14 +74,16 @@ class LspFinder:
                         yield d
             return
         for lang in self._langs:
-            for s in self._pool.workspace_symbols(lang, name):
+            for s in self._pool.workspace_symbols(lang, name, fuzzy=fuzzy):
                 if s.path in in_scope:
                     d = self._def(s)
                     if d is not None:
                         yield d
 
     def refs(self, d: SymbolDef, files: Sequence[FileEntry]) -> Iterable[SymbolRef]:
-        for loc in self._pool.references(d.path, d.name_start, include_declaration=False):
+        # with the declaration included, servers also list imports and prototypes (ty, tsc and
+        # clangd drop them otherwise); the declaration's own name is dropped by plan_symbols
+        for loc in self._pool.references(d.path, d.name_start, include_declaration=True):
             ft = self._ws.read(loc.path)
             if ft is None:
                 continue

@@ -34,7 +34,7 @@ from sleuth.resources.response import SearchResult, all_refs, match_body, number
 
 __all__ = ["SearchPager", "COUNT_BUDGET_S", "SUGGEST_BUDGET_S"]
 
-COUNT_BUDGET_S = 0.5
+COUNT_BUDGET_S = 0.025  # counting past a full page may not cost more than the page (SPEC §3.4)
 SUGGEST_BUDGET_S = 0.5
 MAX_SUGGESTIONS = 5
 SNAPSHOT_MAX = 2000  # results up to this many matches are stored whole by the first page

@@ -27,26 +27,25 @@ def test_route_modes(query: str, mode: str, body: str) -> None:
     assert (rt.mode, rt.body) == (mode, body)
 
 
+def test_semantic_without_its_extra_is_unsupported_naming_the_prefix() -> None:
+    with pytest.raises(Unsupported) as err:
+        route("semantic:users")
+    assert err.value.details["prefix"] == "semantic:"
+    assert "semantic" in err.value.message
+
+
 @pytest.mark.parametrize(
-    ("query", "prefix"),
+    ("query", "mode", "body"),
     [
-        ("symbols:User", "symbols:"),
-        ("symbol:#abc", "symbol:#"),
-        ("graph:src/a.py", "graph:"),
-        ("semantic:users", "semantic:"),
+        ("symbols:User", "symbols", "User"),
+        ("symbol:#abc", "symbol", "abc"),
+        ("graph:src/a.py", "graph", "src/a.py"),
+        ("graph:", "graph", ""),
     ],
 )
-def test_unbuilt_engines_are_unsupported_naming_the_prefix(query: str, prefix: str) -> None:
-    with pytest.raises(Unsupported) as err:
-        route(query)
-    assert err.value.details["prefix"] == prefix
-    assert prefix.rstrip(":#") in err.value.message
-
-
-def test_symbols_prefix_is_not_read_as_symbol() -> None:
-    with pytest.raises(Unsupported) as err:
-        route("symbols:x")
-    assert err.value.details["mode"] == "symbols"
+def test_engine_prefixes(query: str, mode: str, body: str) -> None:
+    rt = route(query)
+    assert (rt.mode, rt.body) == (mode, body)
 
 
 @pytest.mark.parametrize("query", ["regex:", "files:"])

@@ -124,8 +124,12 @@ def _listing_digest(files: list[FileEntry]) -> str:
     return digest
 
 
+ENGINE_VERSION = "sleuth-0.1/results-3"
+"""Part of every result's identity: answers stored by an older engine are never reused."""
+
+
 def _fingerprint(req: SearchRequest, files: list[FileEntry]) -> str:
-    h = xxhash.xxh3_64()
+    h = xxhash.xxh3_64(ENGINE_VERSION.encode())
     h.update(req.identity_json().encode())
     h.update(_listing_digest(files).encode())
     return h.hexdigest()
@@ -304,7 +308,8 @@ def _prepare_in_ranges(
     for path, start, end, _stamp in scope_ranges:
         ranges.setdefault(path, []).append((start, end))
     files = [FileEntry(path, 0, 0) for path in sorted(ranges)]
-    h = xxhash.xxh3_64(req.identity_json().encode())
+    h = xxhash.xxh3_64(ENGINE_VERSION.encode())
+    h.update(req.identity_json().encode())
     h.update(repr(sorted(scope_ranges)).encode())
     prepared = Prepared(
         ws=ws, request=req, route=rt, scope=req.path, files=files, skipped=SkipCounts(),

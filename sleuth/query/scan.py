@@ -17,7 +17,7 @@ from sleuth.model import Match, SkipCounts
 from sleuth.prefilter import Literals, file_may_match, fold
 from sleuth.workspace import FileEntry, FileText, Workspace
 
-__all__ = ["SpanSource", "StructuredSource", "Found", "CaptureSpan", "FileHits", "Scanner", "make_match"]
+__all__ = ["split_resume", "resume_key", "SpanSource", "StructuredSource", "Found", "CaptureSpan", "FileHits", "Scanner", "make_match"]
 
 
 class SpanSource(Protocol):
@@ -54,11 +54,35 @@ Found = tuple[int, int, dict[str, CaptureSpan] | None, dict[str, Any] | None]
 
 @dataclass
 class FileHits:
-    """All matches of one file, in order, with the stamp of the bytes they were found in."""
+    """The matches of one file, in order, with the stamp of the bytes they were found in.
+
+    Match records are built on demand (``build``): a file with 100k matches costs only the
+    records a page needs.
+    """
 
     path: str
     stamp: str
-    matches: list[Match]
+    ft: FileText
+    found: list[Found]
+    context: int
+
+    def build(self, count: int | None = None) -> list[Match]:
+        return [
+            make_match(self.ft, s, e, self.context, caps, extra)
+            for s, e, caps, extra in self.found[:count]
+        ]
+
+
+def split_resume(after: str | None) -> tuple[str | None, tuple[int, int] | None]:
+    """``"path"`` (resume after the whole file) or ``"path\0start\0end"`` (inside it)."""
+    if after is None or "\0" not in after:
+        return after, None
+    path, start, end = after.split("\0")
+    return path, (int(start), int(end))
+
+
+def resume_key(path: str, last: Found | None = None) -> str:
+    return path if last is None else f"{path}\0{last[0]}\0{last[1]}"
 
 
 def _captures(ft: FileText, caps: dict[str, CaptureSpan]) -> dict[str, Any]:
@@ -130,15 +154,19 @@ class Scanner:
         # decided once: a runtime Protocol check per file costs more than reading the file
         self._structured: _Structured | None = source if isinstance(source, _Structured) else None
         self.skipped = skipped if skipped is not None else SkipCounts()
+        self._memo: tuple[str, str, list[Found]] | None = None  # the last file's matches
         self.files_scanned = 0
 
-    def iter_hits(self, after: str | None = None) -> Iterator[FileHits]:
-        """Files with at least one span, in path order, strictly after path ``after``."""
+    def _files_from(self, after: str | None) -> Iterator[tuple[FileText, tuple[int, int] | None]]:
+        """Readable candidate files from the resume point on (with the in-file position)."""
         literals = self._source.literals if self._source.prefilter else None
         candidates = self._candidates
+        after_path, inside = split_resume(after)
         for entry in self._files:
             path = entry.path
-            if after is not None and path <= after:
+            if after_path is not None and (
+                path < after_path or (path == after_path and inside is None)
+            ):
                 continue
             if candidates is not None and path not in candidates:
                 continue
@@ -148,34 +176,30 @@ class Scanner:
             self.files_scanned += 1
             if literals and not file_may_match(literals, fold(ft.data)):
                 continue
+            yield ft, inside if path == after_path else None
+
+    def _found_after(self, ft: FileText, inside: tuple[int, int] | None) -> list[Found]:
+        memo = self._memo
+        if memo is not None and memo[0] == ft.path and memo[1] == ft.stamp:
+            found = memo[2]
+        else:
             found = self._found(ft)
+            self._memo = (ft.path, ft.stamp, found)
+        if inside is not None:
+            found = [f for f in found if (f[0], f[1]) > inside]
+        return found
+
+    def iter_hits(self, after: str | None = None) -> Iterator[FileHits]:
+        """Files with at least one match, in path order, after the resume key ``after``."""
+        for ft, inside in self._files_from(after):
+            found = self._found_after(ft, inside)
             if found:
-                yield FileHits(
-                    path=path,
-                    stamp=ft.stamp,
-                    matches=[
-                        make_match(ft, s, e, self._context, caps, extra)
-                        for s, e, caps, extra in found
-                    ],
-                )
+                yield FileHits(ft.path, ft.stamp, ft, found, self._context)
 
     def count_rest(self, after: str | None) -> Iterator[int]:
         """Match counts of the files after ``after`` (cheap: no match records built)."""
-        literals = self._source.literals if self._source.prefilter else None
-        candidates = self._candidates
-        for entry in self._files:
-            if after is not None and entry.path <= after:
-                continue
-            if candidates is not None and entry.path not in candidates:
-                continue
-            ft = self._ws.read(entry.path, self.skipped)
-            if ft is None:
-                continue
-            self.files_scanned += 1
-            if literals and not file_may_match(literals, fold(ft.data)):
-                yield 0
-                continue
-            yield len(self._found(ft))
+        for ft, inside in self._files_from(after):
+            yield len(self._found_after(ft, inside))
 
     def _found(self, ft: FileText) -> list[Found]:
         """Matches in the whole file, or only inside the scope's ranges (SPEC §5)."""

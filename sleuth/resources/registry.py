@@ -152,19 +152,32 @@ class Registry:
         after deleting ``.sleuth/`` (SPEC §1).
         """
         conn = self._conn()
-        count, rows = conn.execute("SELECT count(*), coalesce(sum(stored), 0) FROM results").fetchone()
+        count, rows = conn.execute(
+            "SELECT count(*), coalesce(sum(stored), 0) FROM results WHERE kind != 'capture'"
+        ).fetchone()
         if count <= max_results and rows <= max_rows:
             return 0
         keep = max(1, min(max_results, count) // 2)
         with _immediate(conn):
+            # newest by insertion order (rowid): results written in one transaction share a
+            # timestamp; captures go with the result they belong to
             old = [
                 r[0]
                 for r in conn.execute(
-                    "SELECT id FROM results ORDER BY created DESC LIMIT -1 OFFSET ?", (keep,)
+                    "SELECT id FROM results WHERE kind != 'capture' ORDER BY rowid DESC "
+                    "LIMIT -1 OFFSET ?",
+                    (keep,),
                 )
             ]
-            conn.executemany("DELETE FROM matches WHERE result_id = ?", ((i,) for i in old))
-            conn.executemany("DELETE FROM results WHERE id = ?", ((i,) for i in old))
+            conn.execute("CREATE TEMP TABLE IF NOT EXISTS doomed (id TEXT PRIMARY KEY)")
+            conn.execute("DELETE FROM doomed")
+            conn.executemany("INSERT OR IGNORE INTO doomed VALUES (?)", ((i,) for i in old))
+            conn.execute(
+                "INSERT OR IGNORE INTO doomed SELECT id FROM results WHERE kind = 'capture' "
+                "AND json_extract(extra, '$.from') IN (SELECT id FROM doomed)"
+            )
+            conn.execute("DELETE FROM matches WHERE result_id IN (SELECT id FROM doomed)")
+            conn.execute("DELETE FROM results WHERE id IN (SELECT id FROM doomed)")
         return len(old)
 
     def find_symbol_path(self, sid: str) -> str | None:

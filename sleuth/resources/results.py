@@ -26,7 +26,7 @@ from sleuth.errors import InvalidQuery, NotFound
 from sleuth.model import Match, SkipCounts
 from sleuth.query.execute import Prepared
 from sleuth.query.request import SearchRequest
-from sleuth.query.scan import Scanner
+from sleuth.query.scan import Scanner, resume_key
 from sleuth.query.text_mode import Stage
 from sleuth.resources.cursor import decode_cursor, encode_cursor
 from sleuth.resources.registry import MatchRow, Registry, ResultRow
@@ -37,6 +37,7 @@ __all__ = ["SearchPager", "COUNT_BUDGET_S", "SUGGEST_BUDGET_S"]
 COUNT_BUDGET_S = 0.025  # counting past a full page may not cost more than the page (SPEC §3.4)
 SUGGEST_BUDGET_S = 0.5
 MAX_SUGGESTIONS = 5
+FILE_SLACK = 1000  # a file with more matches than the page needs + this is paged inside itself
 SNAPSHOT_MAX = 2000  # results up to this many matches are stored whole by the first page
 
 
@@ -296,12 +297,20 @@ class SearchPager:
 
 
 def _collect(scanner: Scanner, want: int, after: str | None) -> tuple[list[Match], str | None]:
-    """Matches of whole files until at least ``want`` are gathered; (matches, resume-after)."""
+    """At least ``want`` matches in order; (matches, resume key or None when the scan ended).
+
+    A page ends with a whole file, unless that file alone holds far more matches than the page
+    needs (a minified bundle): then it ends inside the file and the key says where.
+    """
     out: list[Match] = []
     for hits in scanner.iter_hits(after):
-        out.extend(hits.matches)
+        need = want - len(out)
+        if len(hits.found) > need + FILE_SLACK:
+            out.extend(hits.build(need))
+            return out, resume_key(hits.path, hits.found[need - 1])
+        out.extend(hits.build())
         if len(out) >= want:
-            return out, hits.path
+            return out, resume_key(hits.path)
     return out, None
 
 

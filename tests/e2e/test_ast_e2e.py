@@ -115,7 +115,7 @@ def make(tmp_path: Path, files: dict[str, str]) -> Path:
     return root
 
 
-PY_APP = '''\
+PY_APP = """\
 def first(a, b):
     g(1, "x, y", [2, 3])
     g()
@@ -124,7 +124,7 @@ def first(a, b):
 
 def second(c):
     return c
-'''
+"""
 
 
 # -- the JSON answer ------------------------------------------------------------------------------
@@ -292,6 +292,18 @@ def test_file_with_syntax_errors_still_matches_its_valid_parts(tmp_path: Path) -
     lines = [m["line"] for m in data["matches"]]
     assert 2 in lines and 9 in lines, data["matches"]
     assert spans(data) == ast_grep(root, "foo($A)", "python")
+
+
+def test_many_matches_with_captures_in_one_file(tmp_path: Path) -> None:
+    """3,000 matches with two captures each (6,000 capture references) in one file."""
+    root = make(tmp_path, {"a.py": "".join(f"f(a{i}, b{i})\n" for i in range(3000))})
+    data = search(root, "f($A, $B)", "--lang", "python", "--limit", "2")
+    assert data["total"] in (3000, None)
+    assert [m["line"] for m in data["matches"]] == [1, 2], data["matches"]
+    assert data["next_cursor"] is not None
+    assert [m["captures"]["B"]["text"] for m in data["matches"]] == ["b0", "b1"]
+    [got] = read_text(root, data["matches"][1]["captures"]["A"]["ref"])
+    assert got["text"] == "a1"
 
 
 def _minified_js(target: int) -> tuple[str, int]:

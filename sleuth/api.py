@@ -100,7 +100,9 @@ class Workbench:
             return None
         from sleuth.lsp_bridge import ServerPool
 
-        timeout = self.workspace.config.get("server_timeout", 20.0)
+        timeout = self.workspace.config.get("server_timeout")
+        if timeout is None:
+            return ServerPool(self.workspace)
         if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
             from sleuth.errors import InvalidPath
 

@@ -37,6 +37,7 @@ __all__ = ["SearchPager", "COUNT_BUDGET_S", "SUGGEST_BUDGET_S"]
 COUNT_BUDGET_S = 0.025  # counting past a full page may not cost more than the page (SPEC §3.4)
 SUGGEST_BUDGET_S = 0.5
 MAX_SUGGESTIONS = 5
+SMALL_TREE_FILES = 1000  # up to this many files past the page are always counted
 FILE_SLACK = 1000  # a file with more matches than the page needs + this is paged inside itself
 SNAPSHOT_MAX = 2000  # results up to this many matches are stored whole by the first page
 
@@ -315,11 +316,12 @@ def _collect(scanner: Scanner, want: int, after: str | None) -> tuple[list[Match
 
 
 def _count(scanner: Scanner, after: str, so_far: int) -> tuple[int, bool]:
-    """(count, exact): the rest counted within the budget; not exact when it ran out."""
+    """(count, exact): the rest counted; a small tree is always counted exactly (SPEC §3.4),
+    a large one only within the time budget."""
     deadline = time.monotonic() + COUNT_BUDGET_S
     total = so_far
-    for n in scanner.count_rest(after):
+    for files, n in enumerate(scanner.count_rest(after), start=1):
         total += n
-        if time.monotonic() > deadline:
+        if files > SMALL_TREE_FILES and time.monotonic() > deadline:
             return total, False
     return total, True

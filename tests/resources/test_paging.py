@@ -157,6 +157,7 @@ def test_total_unknown_reports_at_least(make_workspace: MakeWorkspace, monkeypat
     import sleuth.resources.results as results
 
     monkeypatch.setattr(results, "COUNT_BUDGET_S", -1.0)
+    monkeypatch.setattr(results, "SMALL_TREE_FILES", 0)  # as if the tree were large
     root = make_workspace(_tree())
     with Workbench(root, build_index=False) as wb:
         res = wb.search("hit", limit=3).to_json()

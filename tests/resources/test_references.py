@@ -64,6 +64,7 @@ def test_all_of_a_large_paged_result(wb: Workbench, monkeypatch: pytest.MonkeyPa
 
     monkeypatch.setattr(results, "SNAPSHOT_MAX", 0)
     monkeypatch.setattr(results, "COUNT_BUDGET_S", -1.0)
+    monkeypatch.setattr(results, "SMALL_TREE_FILES", 0)  # as if the tree were large
     first = wb.search("get_user", limit=1).to_json()
     assert first["total"] is None
     assert len(wb.read(f"{first['result']}:all:match").to_json()["ranges"]) == 4

@@ -126,7 +126,10 @@ def commit(ws: Workspace, changes: Sequence[FileChange]) -> None:
     """Write ``changes`` all or nothing; ``stale_reference`` if any file moved on."""
     with _edit_lock(ws):
         _recover_locked(ws)
-        _commit_locked(ws, changes)
+        try:
+            _commit_locked(ws, changes)
+        finally:
+            ws.note_changed()
 
 
 def _commit_locked(ws: Workspace, changes: Sequence[FileChange]) -> None:

@@ -124,7 +124,7 @@ def _listing_digest(files: list[FileEntry]) -> str:
     return digest
 
 
-ENGINE_VERSION = "sleuth-0.1/results-3"
+ENGINE_VERSION = "sleuth-0.1/results-4"
 """Part of every result's identity: answers stored by an older engine are never reused."""
 
 
@@ -253,6 +253,8 @@ def _plan_graph(prepared: Prepared, engines: Engines) -> None:
         engines.graph = GraphKeeper(prepared.ws)
     ws, req = prepared.ws, prepared.request
     graph = engines.graph.graph(engines.tags, engines.trees)
+    # the answer depends on the whole workspace, whatever the scope: so does its identity
+    prepared.fingerprint = _fingerprint(req, ws.list_files().files)
     source, ranked, reason = plan_graph(
         ws, prepared.route.body, prepared.scope, graph,
         navigation=req.navigation, depth=req.depth, limit=req.limit,

@@ -103,6 +103,15 @@ def plan_graph(
     """(per-file matches, ranked matches for ``graph:`` alone, incomplete reason)."""
     source = SymbolSource()
     body = body.strip()
+    untagged = sorted(
+        f"{p} ({graph.record(p).reason})" for p in graph.files() if not graph.record(p).complete
+    )
+    whole_reason = (
+        f"{len(untagged)} file(s) without declarations in the graph: {', '.join(untagged[:5])}"
+        + (" …" if len(untagged) > 5 else "")
+        if untagged
+        else None
+    )
     if body.startswith("#"):
         node_id = body[1:]
         view = graph.node_view(node_id)
@@ -125,9 +134,20 @@ def plan_graph(
                                    "precision": "syntactic", "node": dep.node.to_json()}}
                 source.by_path.setdefault(dep.node.path, []).append((s, e, None, extra))
         source.sort()
-        return source, None, None
+        return source, None, whole_reason
     if body:
         path = ws.validate_path(body)
+        if (ws.root / path).is_dir():  # a folder: the declarations of its files
+            reasons = []
+            for p in graph.files():
+                if p.startswith(path + "/") or not path:
+                    sub, _, why = plan_graph(ws, p, scope, graph, navigation=None, depth=None,
+                                             limit=limit)
+                    source.by_path.update(sub.by_path)
+                    if why:
+                        reasons.append(why)
+            source.sort()
+            return source, None, "; ".join(reasons[:5]) or None
         if path not in graph.files():
             if (ws.root / path).is_file():
                 lang = language_for_path(path)
@@ -148,7 +168,7 @@ def plan_graph(
     for r in graph.rank(limit=limit, personalize_paths=_paths_under(graph, personal)):
         s, e = _at_name(r.node)
         ranked.append((r.node.path, s, e, r.score, {"graph": r.node.to_json()}))
-    return source, ranked, None
+    return source, ranked, whole_reason
 
 
 def _paths_under(graph: Graph, scopes: Sequence[str] | None) -> list[str] | None:

@@ -48,6 +48,13 @@ class LspFinder:
         ft = self._ws.read(s.path)
         if ft is None:
             return None
+        # the same declaration as the tags see it keeps the same id for symbols:, symbol:# and
+        # graph: (servers name kinds and containers differently: variable/constant, nesting)
+        tags = self._tags.tags_of(FileEntry(s.path, 0, 0), None)
+        if tags is not None:
+            for d in tags.defs:
+                if d.name_start == s.name_start and d.name == s.name:
+                    return d
         kind = normal_kind(s.kind, s.container)
         qualified = f"{s.container}.{s.name}" if s.container else s.name
         return SymbolDef(

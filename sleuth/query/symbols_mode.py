@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from sleuth.ast_search import TreeCache, language_for_path
-from sleuth.ast_search.tags import FileTags, extract_tags, tags_supported
+from sleuth.ast_search.tags import MAX_TAGS_BYTES, FileTags, extract_tags, tags_supported
 from sleuth.errors import InvalidQuery, NotFound
 from sleuth.model import SymbolDef, SymbolRef
 from sleuth.prefilter import Literals
@@ -202,7 +202,8 @@ class TagsCache:
         hit = self._items.get(ft.path)
         if hit is not None and hit[0] == ft.stamp:
             return hit[1]
-        tree = trees.get(ft.path, ft.stamp, ft.data, lang) if trees is not None else None
+        small = len(ft.data) <= MAX_TAGS_BYTES  # an oversize file is refused before any parse
+        tree = trees.get(ft.path, ft.stamp, ft.data, lang) if trees is not None and small else None
         tags = extract_tags(ft.path, ft.data, lang, tree)
         if len(self._items) >= self._max:
             self._items.clear()

@@ -94,6 +94,7 @@ class Workspace:
         self.cache = ContentCache()
         self._reader = Reader(real, self.max_filesize, self.cache)
         self._watcher: ChangeWatcher | None = None
+        self._own_changes = 0
         self._listings: dict[tuple[object, ...], tuple[int, FileList]] = {}
         self._max_filesize_arg = max_filesize
 
@@ -115,7 +116,14 @@ class Workspace:
     def generation(self) -> int | None:
         """A counter that moves on every change, or None when changes are not being watched."""
         watcher = self._watcher
-        return watcher.generation if watcher is not None and watcher.trustworthy else None
+        if watcher is None or not watcher.trustworthy:
+            return None
+        return watcher.generation + self._own_changes
+
+    def note_changed(self) -> None:
+        """sleuth itself wrote files (an edit): caches must not wait for the watcher's event."""
+        self._own_changes += 1
+        self._listings.clear()
 
     def _changed(self, names: set[str]) -> None:
         self._listings.clear()

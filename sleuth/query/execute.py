@@ -124,7 +124,7 @@ def _listing_digest(files: list[FileEntry]) -> str:
     return digest
 
 
-ENGINE_VERSION = "sleuth-0.1/results-4"
+ENGINE_VERSION = "sleuth-0.1/results-5"
 """Part of every result's identity: answers stored by an older engine are never reused."""
 
 

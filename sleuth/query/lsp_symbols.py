@@ -50,18 +50,20 @@ class LspFinder:
             return None
         # the same declaration as the tags see it keeps the same id for symbols:, symbol:# and
         # graph: (servers name kinds and containers differently: variable/constant, nesting)
-        tags = self._tags.tags_of(FileEntry(s.path, 0, 0), None)
-        if tags is not None:
-            for d in tags.defs:
-                if d.name_start == s.name_start and d.name == s.name:
-                    return d
         kind = normal_kind(s.kind, s.container)
-        qualified = f"{s.container}.{s.name}" if s.container else s.name
+        container = s.container
+        qualified = f"{container}.{s.name}" if container else s.name
+        sid = symbol_id(s.path, qualified, kind)
+        tags = self._tags.tags_of(FileEntry(s.path, 0, 0), None)
+        for d in tags.defs if tags is not None else ():
+            if d.name_start == s.name_start and d.name == s.name:
+                sid, kind, container = d.id, d.kind, d.container  # the server's range is kept
+                break
         return SymbolDef(
-            id=symbol_id(s.path, qualified, kind),
+            id=sid,
             name=s.name,
             kind=kind,
-            container=s.container,
+            container=container,
             path=s.path,
             start_byte=s.start_byte,
             end_byte=s.end_byte,

@@ -471,9 +471,9 @@ def test_regression_edit_through_a_watching_workbench_is_seen_at_once(tmp_path: 
     """SPEC §9: an edit's result is usable at once; the next query must see the new text.
 
     A watching Workbench (the MCP server's) skips the stamp pass while the watcher's generation
-    is unchanged. ``wb.replace`` writes the file but does not move the generation, so until the
-    watcher's debounce fires (about 50 ms later) ``graph:`` answers from the graph before the
-    edit: here ``app.py`` still calls ``tools/helpers.py::total_price`` after it was renamed.
+    is unchanged. Regression (fixed in 4c1b292): ``wb.replace`` wrote the file without moving
+    the generation, so until the watcher's debounce fired (about 50 ms later) ``graph:``
+    answered from the graph before the edit (``app.py`` still called the renamed function).
     """
     files = Expected.load("graph_py").files
     root = copy_project("graph_py", tmp_path / "live")
@@ -515,11 +515,11 @@ def test_write_from_outside_is_seen_once_the_watcher_noticed_it(tmp_path: Path) 
 def test_regression_scoped_graph_answer_follows_edits_outside_the_scope(tmp_path: Path) -> None:
     """``graph:#ID`` and ``graph:`` answer from the whole workspace, whatever ``path`` is.
 
-    The result registry reuses a stored result when the request and the fingerprint of the
-    *scope's* listing are unchanged. With ``path="tools"`` a new caller written in ``app.py``
-    (outside the scope) leaves that fingerprint as it was, so the old answer comes back (same
-    ``SEARCH#`` id, 3 uses instead of 6; the personalised ranking keeps its old scores), while
-    the same query without ``path`` sees the new uses.
+    The result registry reuses a stored result when the request and its fingerprint are
+    unchanged. Regression (fixed in 4c1b292): the fingerprint covered only the *scope's*
+    listing, so with ``path="tools"`` a new caller written in ``app.py`` (outside the scope)
+    brought the old answer back (same ``SEARCH#`` id, 3 uses instead of 6; the personalised
+    ranking kept its old scores), while the same query without ``path`` saw the new uses.
     """
     root = copy_project("graph_py", tmp_path / "ws")
     with Workbench(root, servers=False) as wb:

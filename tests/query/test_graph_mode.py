@@ -3,8 +3,8 @@
 Missing and cloaked paths are ``not_found`` alike and cloaked files never reach the graph; an
 unknown id is ``not_found``; a file in a language without tags rules (Kotlin), a file with no
 language at all and a generated file over the tags size cap are answered with
-``complete: false`` and the reason. Three ``test_regression_*`` tests expose engine bugs (see
-their docstrings).
+``complete: false`` and the reason. The ``test_regression_*`` tests guard engine bugs these
+tests found (their docstrings say which).
 """
 
 from __future__ import annotations
@@ -104,21 +104,21 @@ def test_cloaked_files_never_reach_the_graph(wb: Workbench) -> None:
 
 
 def test_regression_existing_folder_is_not_reported_missing(wb: Workbench) -> None:
-    """``graph:PATH`` names a file, but an existing folder is answered ``not_found`` ("path not
-    found: pkg; check the spelling"), telling an agent the folder does not exist. Expected: an
-    answer (the folder's declarations) or ``invalid_query`` pointing at ``graph:`` with
-    ``path=``. Cloaked folders stay ``not_found`` (tested above).
+    """An existing folder answers its files' declarations (cloaked folders stay ``not_found``).
+
+    Regression (fixed in 4c1b292): ``graph:FOLDER`` answered ``not_found`` ("path not found:
+    pkg; check the spelling"), telling an agent that an existing folder did not exist.
     """
-    (Path(wb.root) / "pkg").mkdir()
+    (Path(wb.root) / "pkg" / "sub").mkdir(parents=True)
     (Path(wb.root) / "pkg" / "mod.py").write_text("def f():\n    return 1\n", encoding="utf-8")
+    (Path(wb.root) / "pkg" / "sub" / "deep.py").write_text("class C:\n    pass\n", encoding="utf-8")
     try:
         res = run(wb, "graph:pkg")
     except NotFound as err:
         pytest.fail(f"an existing folder answered not_found: {err.message}")
-    except InvalidQuery as err:
-        assert "graph:" in err.message
-    else:
-        assert [m["path"] for m in res["matches"]] == ["pkg/mod.py"]
+    assert [(m["path"], m["graph"]["name"]) for m in res["matches"]] == [("pkg/mod.py", "f"), ("pkg/sub/deep.py", "C")]
+    assert res["complete"] is True
+    assert res["matches"][0]["graph"] == run(wb, "graph:pkg/mod.py")["matches"][0]["graph"]
 
 
 @pytest.mark.parametrize("node", ["0000deadbeef", "", "lib.py::helper", "helper", "secret/spy.py"])
@@ -241,10 +241,9 @@ def test_other_files_are_answered_beside_a_file_over_the_cap(big_wb: Workbench) 
 def test_regression_graph_answer_is_complete_only_when_every_file_was_tagged(big_wb: Workbench) -> None:
     """SPEC §3.4: ``complete: false`` whenever anything was not searched (a cap).
 
-    ``gen/big.py`` (over the 2 MiB tags cap) calls ``helper`` about 75,000 times, but
-    ``graph:#helper`` lists the one use in ``user.py`` with ``complete: true`` and no reason, and
-    ``graph:`` ranks the workspace as if the file did not exist. Engine bug: ``plan_graph`` only
-    reports the reason of the file view it was asked for.
+    ``gen/big.py`` (over the 2 MiB tags cap) calls ``helper`` about 75,000 times; ``graph:#ID``
+    and ``graph:`` cannot list or weigh those uses, so they must say so. Regression (fixed in
+    4c1b292): both answered ``complete: true`` with no reason, as if the file did not exist.
     """
     helper = ids(big_wb, "lib.py")["helper"]
     for query in (f"graph:#{helper}", "graph:"):
@@ -254,12 +253,11 @@ def test_regression_graph_answer_is_complete_only_when_every_file_was_tagged(big
 
 
 def test_regression_file_over_the_tags_cap_is_not_parsed(make_workspace: MakeWorkspace) -> None:
-    """The tags cap exists so that generated files cost nothing; they are parsed anyway.
+    """The tags cap exists so that generated files cost nothing: only lib.py and user.py parse.
 
-    ``TagsCache.get`` asks the ``TreeCache`` for the file's tree before ``extract_tags`` checks
-    the size, so the 5 MB file is parsed by tree-sitter (about 3.5 s on this machine) and the
-    tree is kept, only for ``extract_tags`` to refuse it. Only ``lib.py`` and ``user.py`` should
-    be parsed.
+    Regression (fixed in 4c1b292): ``TagsCache.get`` asked the ``TreeCache`` for the file's tree
+    before ``extract_tags`` checked the size, so the 5 MB file was parsed by tree-sitter (about
+    3.5 s here) and its tree kept, only for ``extract_tags`` to refuse it.
     """
     trees = TreeCache()
     ws = Workspace(make_workspace(dict(BIG)))  # no graph cache yet: every file is tagged

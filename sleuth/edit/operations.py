@@ -29,14 +29,14 @@ from sleuth.resources.selection import Range, Resolver, Selection
 from sleuth.resources.views import ReadResult, Views
 from sleuth.workspace import FileText, Workspace, encoding_of, stamp_bytes
 
-__all__ = ["Editor", "MAX_EDIT_TEXT"]
+__all__ = ["Editor", "MAX_EDIT_TEXT", "Splice", "splice", "unified_diff"]
 
 MAX_EDIT_TEXT = 16 * 1024 * 1024
 _TARGET = re.compile(r"(?P<path>.+):(?P<line>[1-9][0-9]*)")
 
 
 @dataclass
-class _Splice:
+class Splice:
     start: int
     end: int
     text: bytes
@@ -46,7 +46,7 @@ class _Splice:
 @dataclass
 class _FilePlan:
     ft: FileText
-    splices: list[_Splice] = field(default_factory=list)
+    splices: list[Splice] = field(default_factory=list)
 
 
 def _crlf(data: bytes) -> bool:
@@ -156,7 +156,7 @@ class Editor:
         sel = self._selection(ref)
         plans = self._plans(sel)
         for r in sel.ranges:
-            plans[r.path].splices.append(_Splice(r.start_byte, r.end_byte, _encode(text, plans[r.path].ft)))
+            plans[r.path].splices.append(Splice(r.start_byte, r.end_byte, _encode(text, plans[r.path].ft)))
         return self._apply(ref, plans, "replace", refreshed=sel.refreshed)
 
     def insert(self, ref: str, text: str, where: Literal["before", "after"] = "before") -> ReadResult:
@@ -169,14 +169,14 @@ class Editor:
             # exactly at the edge of the range: for a whole line, before its first character
             # or after its last one (before the line break), so "\nnew" adds a line after it
             at = r.start_byte if where == "before" else r.end_byte
-            plans[r.path].splices.append(_Splice(at, at, _encode(text, plans[r.path].ft)))
+            plans[r.path].splices.append(Splice(at, at, _encode(text, plans[r.path].ft)))
         return self._apply(ref, plans, "insert", refreshed=sel.refreshed)
 
     def delete(self, ref: str) -> ReadResult:
         sel = self._selection(ref)
         plans = self._plans(sel)
         for r in sel.ranges:
-            plans[r.path].splices.append(_Splice(r.start_byte, r.end_byte, b"", lines=r.lines))
+            plans[r.path].splices.append(Splice(r.start_byte, r.end_byte, b"", lines=r.lines))
         return self._apply(ref, plans, "delete", refreshed=sel.refreshed)
 
     def copy(self, ref: str, to: str) -> ReadResult:
@@ -204,11 +204,11 @@ class Editor:
             for r in sel.ranges:
                 if r.path == path and r.start_byte < offset < r.end_byte:
                     raise Conflict(f"cannot move {ref} into itself ({path})")
-                plans[r.path].splices.append(_Splice(r.start_byte, r.end_byte, b"", lines=r.lines))
+                plans[r.path].splices.append(Splice(r.start_byte, r.end_byte, b"", lines=r.lines))
         text = blob.encode("utf-8", errors="surrogateescape")
         if _crlf(target_ft.data):
             text = text.replace(b"\r\n", b"\n").replace(b"\n", b"\r\n")
-        plans[path].splices.append(_Splice(offset, offset, text))
+        plans[path].splices.append(Splice(offset, offset, text))
         return self._apply(
             ref, plans, "move" if move else "copy", keep_empty=False, refreshed=sel.refreshed
         )
@@ -235,7 +235,7 @@ class Editor:
         texts: dict[str, FileText] = {}
         for path in sorted(plans):
             plan = plans[path]
-            new, spans = _splice(plan.ft, plan.splices)
+            new, spans = splice(plan.ft, plan.splices)
             if plan.ft.encoding != "binary-safe" and encoding_of(new) == "binary-safe":
                 raise UnsafeSelection(
                     f"the edit would leave invalid UTF-8 in {path} (a range splits a character, "
@@ -351,7 +351,7 @@ def _line_break_at(data: bytes, at: int) -> int:
     return 1 if data[at : at + 1] == b"\n" else 0
 
 
-def _splice(ft: FileText, splices: list[_Splice]) -> tuple[bytes, list[tuple[int, int, bool]]]:
+def splice(ft: FileText, splices: list[Splice]) -> tuple[bytes, list[tuple[int, int, bool]]]:
     """Apply splices (end first); the new bytes and each splice's (start, end, inserted) after."""
     data = ft.data
     ordered = sorted(splices, key=lambda s: (s.start, s.end))

@@ -17,8 +17,8 @@ from collections import defaultdict
 from typing import Any
 
 from sleuth.edit.journal import FileChange, commit
-from sleuth.edit.operations import Editor, unified_diff
-from sleuth.errors import Conflict, InvalidQuery, NotFound, Unsupported
+from sleuth.edit.operations import Editor, Splice, splice, unified_diff
+from sleuth.errors import InvalidQuery, NotFound, Unsupported
 from sleuth.resources.refs import looks_like_ref
 from sleuth.resources.selection import Range, Resolver, Selection
 from sleuth.resources.views import ReadResult, Views
@@ -84,7 +84,11 @@ class Renamer:
             ft = sel.texts.get(path) if path == target.path else self._ws.read(path)
             if ft is None:
                 raise NotFound(f"the rename touches {path}, which sleuth cannot read")
-            new, spans = _apply(ft, by_file[path])
+            splices = [
+                Splice(e.start_byte, e.end_byte, e.new_text.encode("utf-8")) for e in by_file[path]
+            ]
+            new, found = splice(ft, splices)  # the edit layer's own splice: end first, no overlap
+            spans = [(s, e) for s, e, _ in found]
             changes.append(FileChange(path, ft.stamp, ft.data, new))
             new_ft = FileText(path, new, stamp_bytes(new), encoding_of(new))
             texts[path] = new_ft
@@ -119,20 +123,3 @@ class Renamer:
                     return out
         return out
 
-
-def _apply(ft: FileText, edits: list[Any]) -> tuple[bytes, list[tuple[int, int]]]:
-    ordered = sorted(edits, key=lambda e: (e.start_byte, e.end_byte))
-    for a, b in zip(ordered, ordered[1:], strict=False):
-        if b.start_byte < a.end_byte:
-            raise Conflict(f"the language server sent overlapping edits for {ft.path}")
-    out, pos, shift, spans = [], 0, 0, []
-    for e in ordered:
-        text = e.new_text.encode("utf-8")
-        out.append(ft.data[pos : e.start_byte])
-        out.append(text)
-        pos = e.end_byte
-        start = e.start_byte + shift
-        spans.append((start, start + len(text)))
-        shift += len(text) - (e.end_byte - e.start_byte)
-    out.append(ft.data[pos:])
-    return b"".join(out), spans

@@ -252,9 +252,10 @@ def _plan_graph(prepared: Prepared, engines: Engines) -> None:
     if engines.graph is None:
         engines.graph = GraphKeeper(prepared.ws)
     ws, req = prepared.ws, prepared.request
-    graph = engines.graph.graph(engines.tags, engines.trees)
-    # the answer depends on the whole workspace, whatever the scope: so does its identity
-    prepared.fingerprint = _fingerprint(req, ws.list_files().files)
+    # the answer depends on the whole workspace, whatever the scope: so do its sync and identity
+    everything = ws.list_files().files
+    graph = engines.graph.graph(engines.tags, engines.trees, everything)
+    prepared.fingerprint = _fingerprint(req, everything)
     source, ranked, reason = plan_graph(
         ws, prepared.route.body, prepared.scope, graph,
         navigation=req.navigation, depth=req.depth, limit=req.limit,

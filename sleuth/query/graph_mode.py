@@ -30,7 +30,7 @@ from sleuth.errors import NotFound
 from sleuth.graph import DEFAULT_CACHE, Graph
 from sleuth.graph import sync as sync_graph
 from sleuth.query.symbols_mode import SymbolSource, TagsCache
-from sleuth.workspace import Workspace
+from sleuth.workspace import FileEntry, Workspace
 
 __all__ = ["GraphKeeper", "plan_graph", "DEFAULT_DEPTH"]
 
@@ -49,7 +49,10 @@ class GraphKeeper:
     def cache_path(self) -> str:
         return str(self._ws.root / DEFAULT_CACHE)
 
-    def graph(self, tags: TagsCache, trees: TreeCache | None) -> Graph:
+    def graph(
+        self, tags: TagsCache, trees: TreeCache | None, files: Sequence[FileEntry]
+    ) -> Graph:
+        """The graph, synced with ``files`` (the whole workspace's listing)."""
         generation = self._ws.generation
         if self._graph is not None and generation is not None and generation == self._synced_at:
             return self._graph
@@ -59,7 +62,7 @@ class GraphKeeper:
                 self._graph = Graph.load(self.cache_path)
         graph = self._graph
         stamps: dict[str, str] = {}
-        for entry in self._ws.list_files().files:
+        for entry in files:
             if language_for_path(entry.path) is None:
                 continue
             ft = self._ws.read(entry.path)

@@ -18,7 +18,7 @@ from typing import Any
 
 from sleuth.edit.journal import FileChange, commit
 from sleuth.edit.operations import Editor, Splice, splice, unified_diff
-from sleuth.errors import InvalidQuery, NotFound, Unsupported
+from sleuth.errors import InvalidQuery, NotFound, SleuthError, Unsupported
 from sleuth.resources.refs import looks_like_ref
 from sleuth.resources.selection import Range, Resolver, Selection
 from sleuth.resources.views import ReadResult, Views
@@ -42,6 +42,16 @@ def split_rename(ref: str, new_name: str | None) -> tuple[str, str]:
     return ref, new_name
 
 
+def _install_hint(servers: Any, lang: str | None) -> str:
+    if servers is None or lang is None:
+        return ""
+    try:
+        spec = servers.spec(lang)
+    except SleuthError:
+        return ""
+    return f" ({spec.name} is not installed; install it with: {spec.install})"
+
+
 class Renamer:
     """Renames through a language-server pool (duck-typed: ``language_of``, ``available``,
     ``rename``)."""
@@ -62,11 +72,14 @@ class Renamer:
             )
         target = sel.ranges[0]
         lang = servers.language_of(target.path) if servers is not None else None
-        if servers is None or lang is None or not servers.available(lang):
+        # ``serving`` raises server_unavailable for a configured server that is missing or a
+        # crashed one; a language with no installed server is unsupported, with the install
+        if servers is None or lang is None or not servers.serving(lang):
+            install = _install_hint(servers, lang)
             raise Unsupported(
                 f"renaming in {target.path} needs a language server and none runs for "
-                f"{lang or 'this language'} (see `sleuth doctor`); a text replace is never "
-                "passed off as a rename",
+                f"{lang or 'this language'}{install} (see `sleuth doctor`); a text replace is "
+                "never passed off as a rename",
                 details={"path": target.path, "language": lang},
             )
         old_text = sel.texts[target.path].data[target.start_byte : target.end_byte]

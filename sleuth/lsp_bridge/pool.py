@@ -33,6 +33,7 @@ from sleuth.lsp_bridge.results import (
 )
 from sleuth.lsp_bridge.servers import (
     ServerSpec,
+    configured,
     find_binary,
     language_of,
     resolve_spec,
@@ -65,6 +66,14 @@ def _shutdown(loop: asyncio.AbstractEventLoop, sessions: dict[str, Session]) -> 
             asyncio.run_coroutine_threadsafe(stop_all(), loop).result(15)
         loop.call_soon_threadsafe(loop.stop)
     sessions.clear()
+
+
+def _given_up(spec: ServerSpec) -> ServerUnavailable:
+    return ServerUnavailable(
+        f"language server {spec.name} crashed twice and is not restarted again; "
+        "check it with `sleuth doctor`, then restart sleuth",
+        details={"server": spec.name, "reason": "crashed"},
+    )
 
 
 class ServerPool:
@@ -147,6 +156,31 @@ class ServerPool:
             return False
         return find_binary(spec.command[0]) is not None and usable(spec)
 
+    def serving(self, lang: str) -> bool:
+        """Whether ``lang``'s queries go to a server: True when its server runs or can start.
+
+        False when the language has no server, or none of its default candidates is installed:
+        the caller answers syntactically. ``ServerUnavailable`` (with the install command) when
+        the workspace configured a server that is not installed, or when the server crashed
+        twice and is given up: a fault the user must see, never a silent downgrade.
+        """
+        try:
+            spec = self.spec(lang)
+        except SleuthError:
+            return False
+        if self._crashes.get(self._key(spec), 0) >= MAX_CRASHES:
+            raise _given_up(spec)
+        if usable(spec):
+            return True
+        if configured(lang, self.ws.config):
+            raise ServerUnavailable(
+                f"language server {spec.name}, configured for {lang} in [tool.sleuth.servers], "
+                f"is not installed; install it with: {spec.install}",
+                details={"server": spec.name, "language": lang, "install": spec.install,
+                         "reason": "missing"},
+            )
+        return False
+
     def status(self) -> list[dict[str, Any]]:
         """For ``sleuth doctor``: language, server, command, found, version, install."""
         return server_status(self.ws.config)
@@ -161,11 +195,7 @@ class ServerPool:
         lock = self._locks.setdefault(key, asyncio.Lock())
         async with lock:
             if self._crashes.get(key, 0) >= MAX_CRASHES:
-                raise ServerUnavailable(
-                    f"language server {spec.name} crashed twice and is not restarted again; "
-                    "check it with `sleuth doctor`, then restart sleuth",
-                    details={"server": spec.name, "reason": "crashed"},
-                )
+                raise _given_up(spec)
             session = self._sessions.get(key)
             if session is not None and session.alive:
                 return session

@@ -41,6 +41,7 @@ __all__ = [
     "tool_dirs",
     "find_binary",
     "usable",
+    "configured",
     "resolve_spec",
     "server_version",
     "server_status",
@@ -231,6 +232,12 @@ def usable(spec: ServerSpec) -> bool:
     if version is None:
         return False
     return spec.version_pattern is None or re.match(spec.version_pattern, version) is not None
+
+
+def configured(lang: str, config: dict[str, Any]) -> bool:
+    """True when the workspace names ``lang``'s server itself (``[tool.sleuth.servers]``)."""
+    servers = config.get("servers")
+    return isinstance(servers, dict) and lang in servers
 
 
 def resolve_spec(lang: str, config: dict[str, Any]) -> ServerSpec:

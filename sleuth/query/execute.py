@@ -229,7 +229,7 @@ def _plan_symbols(
     else:
         everything = ws.list_files().files if req.navigation == "references" else None
         source = plan_symbols(ws, rt.body, prepared.files, everything, finder, ranges)
-    missing = _languages_without_symbols(prepared.files, req.lang, finder)
+    missing = _languages_without_symbols(prepared.files, req.lang)
     if missing:
         prepared.notes.append(
             f"no symbols for {', '.join(sorted(missing))}: no language server and no tags rules"
@@ -278,9 +278,7 @@ def _plan_graph(prepared: Prepared, engines: Engines) -> None:
     prepared.stages = [Stage("graph", None, source)]
 
 
-def _languages_without_symbols(
-    files: Sequence[FileEntry], lang: str | None, finder: Any
-) -> set[str]:
+def _languages_without_symbols(files: Sequence[FileEntry], lang: str | None) -> set[str]:
     from sleuth.ast_search import get_lang_spec, language_for_path
     from sleuth.ast_search.tags import tags_supported
 
@@ -288,8 +286,6 @@ def _languages_without_symbols(
         present = {get_lang_spec(lang).name}
     else:
         present = {lg for f in files if (lg := language_for_path(f.path))}
-    if getattr(finder, "precision", "") == "semantic":
-        return set()
     return {lg for lg in present if not tags_supported(lg)}
 
 

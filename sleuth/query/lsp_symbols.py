@@ -34,15 +34,20 @@ def normal_kind(kind: str, container: str) -> str:
 
 
 class LspFinder:
-    """Asks the language servers; falls back to tags for files no server covers."""
-
-    precision = "semantic"
+    """Asks the language servers of ``langs``; files of other languages get the tags' answers
+    (``syntactic``), so one query over a mixed tree keeps every semantic answer it can get."""
 
     def __init__(self, ws: Workspace, pool: Any, langs: Sequence[str], tags: TagsFinder) -> None:
         self._ws = ws
         self._pool = pool
         self._langs = list(langs)
         self._tags = tags
+
+    def served(self, path: str) -> bool:
+        return self._pool.language_of(path) in self._langs
+
+    def precision_of(self, path: str) -> str:
+        return "semantic" if self.served(path) else "syntactic"
 
     def _def(self, s: Any) -> SymbolDef | None:
         ft = self._ws.read(s.path)
@@ -74,22 +79,29 @@ class LspFinder:
         )
 
     def defs(self, files: Sequence[FileEntry], name: str, fuzzy: bool) -> Iterable[SymbolDef]:
-        in_scope = {f.path for f in files}
+        mine = [f for f in files if self.served(f.path)]
+        others = [f for f in files if not self.served(f.path)]
         if fuzzy and not name:  # symbol:#ID — every declaration of the candidate files
-            for f in files:
+            for f in mine:
                 for s in self._pool.document_symbols(f.path):
                     d = self._def(s)
                     if d is not None:
                         yield d
-            return
-        for lang in self._langs:
-            for s in self._pool.workspace_symbols(lang, name, fuzzy=fuzzy):
-                if s.path in in_scope:
-                    d = self._def(s)
-                    if d is not None:
-                        yield d
+        elif mine:
+            in_scope = {f.path for f in mine}
+            for lang in self._langs:
+                for s in self._pool.workspace_symbols(lang, name, fuzzy=fuzzy):
+                    if s.path in in_scope:
+                        d = self._def(s)
+                        if d is not None:
+                            yield d
+        if others:
+            yield from self._tags.defs(others, name, fuzzy)
 
     def refs(self, d: SymbolDef, files: Sequence[FileEntry]) -> Iterable[SymbolRef]:
+        if not self.served(d.path):
+            yield from self._tags.refs(d, files)
+            return
         # with the declaration included, servers also list imports and prototypes (ty, tsc and
         # clangd drop them otherwise); the declaration's own name is dropped by plan_symbols
         for loc in self._pool.references(d.path, d.name_start, include_declaration=True):

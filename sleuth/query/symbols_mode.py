@@ -67,10 +67,25 @@ def symbol_json(d: SymbolDef, precision: str) -> dict[str, Any]:
     }
 
 
+SERVER_LANGUAGE = {"tsx": "typescript"}
+"""The language server's name for a tree-sitter language where the two differ."""
+
+
+_FAMILIES = {"cpp": "c", "typescript": "javascript", "tsx": "javascript"}
+
+
+def _family(lang: str | None) -> str | None:
+    """Languages whose files use each other's declarations share a family (C and C++ headers,
+    JavaScript and TypeScript modules)."""
+    return _FAMILIES.get(lang, lang) if lang is not None else None
+
+
 class SymbolFinder(Protocol):
     """Where declarations and references come from (tags, or a language server)."""
 
-    precision: str
+    def precision_of(self, path: str) -> str:
+        """``"semantic"`` when a language server answers for ``path``, else ``"syntactic"``."""
+        ...
 
     def defs(self, files: Sequence[FileEntry], name: str, fuzzy: bool) -> Iterable[SymbolDef]:
         """Declarations in ``files`` that may match ``name`` (all of them when ``fuzzy``)."""
@@ -170,22 +185,23 @@ def plan_symbols(
         if found:
             source.tier = tier
             for d in found:
-                source.add_def(d, finder.precision)
+                source.add_def(d, finder.precision_of(d.path))
             if all_files is not None:
                 decl_ranges = {(d.path, d.name_start, d.name_end) for d in found}
-                refs: dict[tuple[str, int, int], tuple[SymbolRef, list[str]]] = {}
+                refs: dict[tuple[str, int, int], tuple[SymbolRef, list[str], str]] = {}
                 for d in found:
+                    precision = finder.precision_of(d.path)
                     for r in finder.refs(d, all_files):
                         key = (r.path, r.start_byte, r.end_byte)
                         if key in decl_ranges:
                             continue
                         if r.target is not None and r.target != d.id:
                             continue
-                        entry = refs.setdefault(key, (r, []))
+                        entry = refs.setdefault(key, (r, [], precision))
                         if d.id not in entry[1]:
                             entry[1].append(d.id)
-                for r, ids in refs.values():
-                    source.add_ref(r, ids, finder.precision)
+                for r, ids, precision in refs.values():
+                    source.add_ref(r, ids, precision)
             break
     source.sort()
     return source
@@ -214,8 +230,6 @@ class TagsCache:
 class TagsFinder:
     """Declarations and references from tree-sitter tags (``precision: "syntactic"``)."""
 
-    precision = "syntactic"
-
     def __init__(
         self,
         ws: Workspace,
@@ -228,6 +242,9 @@ class TagsFinder:
         self._trees = trees
         self._only = only
         self.unsupported: set[str] = set()
+
+    def precision_of(self, path: str) -> str:
+        return "syntactic"
 
     def tags_of(self, entry: FileEntry, needle: bytes | None) -> FileTags | None:
         lang = language_for_path(entry.path)
@@ -250,7 +267,10 @@ class TagsFinder:
 
     def refs(self, d: SymbolDef, files: Sequence[FileEntry]) -> Iterable[SymbolRef]:
         needle = d.name.encode()
+        family = _family(language_for_path(d.path))
         for entry in files:
+            if _family(language_for_path(entry.path)) != family:
+                continue  # a Ruby method is never used from Python, whatever its name
             tags = self.tags_of(entry, needle.lower())
             if tags is None:
                 continue
@@ -267,14 +287,23 @@ def pick_finder(
     trees: TreeCache | None,
     servers: Any,
 ) -> SymbolFinder:
-    """A language server's finder when one serves every language in scope, else tags."""
-    wanted = _languages(files, lang)
-    if servers is not None and wanted:
-        from sleuth.query.lsp_symbols import LspFinder
+    """Language servers for the languages in scope that have one running (``semantic``), tags
+    for the others (``syntactic``).
 
-        if all(servers.available(lg) for lg in wanted):
-            return LspFinder(ws, servers, sorted(wanted), TagsFinder(ws, cache, trees))
-    return TagsFinder(ws, cache, trees, only=wanted if lang else None)
+    A language whose default servers are not installed falls back to tags; a server the
+    workspace configured itself but is missing, or one given up after crashes, is
+    ``ServerUnavailable`` (``servers.serving`` raises it) rather than a silent downgrade.
+    """
+    wanted = _languages(files, lang)
+    tags = TagsFinder(ws, cache, trees, only=wanted if lang else None)
+    if servers is None or not wanted:
+        return tags
+    served = sorted({sl for lg in wanted if servers.serving(sl := SERVER_LANGUAGE.get(lg, lg))})
+    if not served:
+        return tags
+    from sleuth.query.lsp_symbols import LspFinder
+
+    return LspFinder(ws, servers, served, tags)
 
 
 def _languages(files: Sequence[FileEntry], lang: str | None) -> set[str]:
@@ -301,7 +330,7 @@ def plan_symbol_id(
             files = list(ws.list_files().files)
         for d in finder.defs(files, "", True):
             if d.id == sid:
-                extra = {"symbol": symbol_json(d, finder.precision)}
+                extra = {"symbol": symbol_json(d, finder.precision_of(d.path))}
                 source.by_path[d.path] = [(d.start_byte, d.end_byte, None, extra)]
                 return source
     raise NotFound(

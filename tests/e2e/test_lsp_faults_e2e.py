@@ -8,8 +8,11 @@ process, never a half-written rename.
   ``ServerPool(timeout=...)`` (20 s by default); no ``[tool.sleuth]`` key sets it, so the fast
   variant sets it on the pool class the workbench builds, in a subprocess whose own timeout is
   the bound being checked.
-* A missing server binary: ``sleuth doctor`` names the install command; ``symbols:`` falls back
-  to ``syntactic`` answers and ``rename`` is ``unsupported``, pointing at ``sleuth doctor``.
+* A missing server binary that the workspace configured (``[servers]``): ``sleuth doctor`` names
+  the install command, and ``symbols:`` and ``rename`` are ``server_unavailable`` (exit 5) with
+  that install command — a configured server is never silently replaced by syntactic answers.
+  (A language whose *default* servers are all missing answers ``syntactic``; see
+  ``test_symbols_e2e``.)
 * After the CLI exits no server process is left: /proc holds nothing whose working folder or
   command line points into the workspace (ty, tsc and clangd).
 * A rename through a reference whose file changed after the search is ``stale_reference``
@@ -270,16 +273,22 @@ def test_missing_server_binary_names_the_install_command(tmp_path: Path) -> None
     row = next(r for r in json.loads(doctor.stdout) if r["language"] == "python")
     assert (row["server"], row["found"], row["version"]) == ("ty", False, None)
     assert row["install"].startswith("pip install ty")
-    found = run_cli(["search", "symbols:total", "--root", str(root), "--json"])
-    assert found.returncode == 0, found.stderr
-    data = json.loads(found.stdout)
-    assert [(m["line"], m["symbol"]["precision"]) for m in data["matches"]] == [(1, "syntactic")]
-    renamed = run_cli(["rename", f"{data['matches'][0]['ref']['match']}#grand_total", "--root",
-                       str(root), "--json"])
-    assert renamed.returncode == 2
+    for navigation in ([], ["--navigation", "references"]):
+        found = run_cli(["search", "symbols:total", "--root", str(root), "--json", *navigation])
+        assert found.returncode == 5, found.stdout + found.stderr
+        error = json.loads(found.stdout)["error"]
+        assert error["code"] == "server_unavailable", error
+        assert "pip install ty" in error["message"]
+        assert error["details"]["install"].startswith("pip install ty")
+    text = run_cli(["search", "total", "--root", str(root), "--json"])
+    ref = json.loads(text.stdout)["matches"][0]["ref"]["match"]
+    renamed = run_cli(["rename", f"{ref}#grand_total", "--root", str(root), "--json"])
+    assert renamed.returncode == 5, renamed.stdout + renamed.stderr
     error = json.loads(renamed.stdout)["error"]
-    assert error["code"] == "unsupported" and "sleuth doctor" in error["message"]
+    assert error["code"] == "server_unavailable" and "pip install ty" in error["message"]
     assert (root / "a.py").read_text() == SOURCE
+    # other modes do not need the server
+    assert run_cli(["search", "ast:def $F(): $$$", "--root", str(root), "--json"]).returncode == 0
 
 
 @pytest.mark.parametrize("name", ["ty", "typescript", "c"])

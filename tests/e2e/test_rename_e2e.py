@@ -166,25 +166,32 @@ def test_rename_across_files_then_the_projects_own_tests_pass(name: str, tmp_pat
         assert stray_clangd_state(root) == []
 
 
-@pytest.mark.parametrize("case", ["ruby", "python-without-server"])
-def test_rename_without_a_semantic_server_is_unsupported(case: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize("case", ["ruby", "python-configured-missing"])
+def test_rename_without_a_semantic_server_writes_nothing(case: str, tmp_path: Path) -> None:
+    """Ruby has no server: ``unsupported`` (exit 2). A Python server configured in
+    ``[servers]`` but not installed: ``server_unavailable`` (exit 5) naming how to install it."""
     files = RUBY_FILES if case == "ruby" else {**PY_FILES, ".sleuth.toml": MISSING_CONFIG}
     root = write_tree(tmp_path, dict(files))
     with Workbench(root) as wb:  # its references are stored in .sleuth/ for the CLI
-        data = wb.search("symbols:total").to_json()
-    decl = next(m for m in data["matches"] if m["symbol"]["kind"] != "reference")
-    assert decl["symbol"]["precision"] == "syntactic"
+        if case == "ruby":
+            data = wb.search("symbols:total").to_json()
+            ref = next(m for m in data["matches"] if m["symbol"]["kind"] != "reference")
+            assert ref["symbol"]["precision"] == "syntactic"
+        else:
+            ref = wb.search("def total", path="shop/models.py").to_json()["matches"][0]
+    code, exit_code = ("unsupported", 2) if case == "ruby" else ("server_unavailable", 5)
     before = snapshot(root)
-    for args in (["rename", decl["ref"]["match"], NEW_NAME, "--json"],
-                 ["rename", f"{decl['ref']['match']}#{NEW_NAME}"]):
+    for args in (["rename", ref["ref"]["match"], NEW_NAME, "--json"],
+                 ["rename", f"{ref['ref']['match']}#{NEW_NAME}"]):
         proc = sleuth(root, *args)
-        assert proc.returncode == 2
+        assert proc.returncode == exit_code, proc.stdout + proc.stderr
         if "--json" in args:
             error = json.loads(proc.stdout)["error"]
-            assert set(error) == ERROR_KEYS and error["code"] == "unsupported"
-            assert "sleuth doctor" in error["message"]
+            assert set(error) == ERROR_KEYS and error["code"] == code
+            hint = "sleuth doctor" if case == "ruby" else "install no-such-server"
+            assert hint in error["message"]
         else:
-            assert proc.stdout == "" and proc.stderr.startswith("sleuth: error[unsupported]: ")
+            assert proc.stdout == "" and proc.stderr.startswith(f"sleuth: error[{code}]: ")
     assert snapshot(root) == before
 
 

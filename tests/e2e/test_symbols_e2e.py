@@ -22,6 +22,7 @@ project is shared by its tests (module fixture), so each server starts once per 
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections.abc import Iterator
@@ -32,6 +33,8 @@ from typing import Any
 import pytest
 
 from sleuth.api import Workbench
+from sleuth.errors import ServerUnavailable, Unsupported
+from sleuth.lsp_bridge import servers as servers_module
 from sleuth.lsp_bridge.servers import SERVERS, usable
 
 PY_FILES = {
@@ -457,12 +460,23 @@ def test_servers_write_nothing_into_the_workspace(
 
 
 @pytest.mark.parametrize("case", ["ruby", "python-without-server"])
-def test_without_a_server_answers_are_syntactic(case: str, tmp_path: Path) -> None:
-    files = (dict(RUBY_FILES) if case == "ruby"
-             else {**PY_FILES, ".sleuth.toml": MISSING_CONFIG})
-    root = write_tree(tmp_path, files)
+def test_without_a_server_answers_are_syntactic(
+    case: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A language with no server, or whose default servers are all missing (no binary found
+    anywhere), answers from tags; rename is ``unsupported`` and names the install command."""
+    root = write_tree(tmp_path, dict(RUBY_FILES) if case == "ruby" else dict(PY_FILES))
+    if case == "python-without-server":
+        monkeypatch.setattr(servers_module, "find_binary", lambda name: None)
     with Workbench(root) as wb:
         data = wb.search("symbols:total", navigation="references").to_json()
+        decl = next(m for m in data["matches"] if m["symbol"]["kind"] != "reference")
+        with pytest.raises(Unsupported) as excinfo:
+            wb.rename(decl["ref"]["match"], "grand_total")
+        if case == "python-without-server":
+            assert "ty is not installed; install it with: pip install ty" in str(excinfo.value)
+        else:
+            assert "sleuth doctor" in str(excinfo.value)
     decls = [m for m in data["matches"] if m["symbol"]["kind"] != "reference"]
     assert decls and {m["symbol"]["precision"] for m in data["matches"]} == {"syntactic"}
     if case == "ruby":
@@ -472,3 +486,50 @@ def test_without_a_server_answers_are_syntactic(case: str, tmp_path: Path) -> No
         assert refs == [("lib/service.rb", 4)]
     else:
         assert ("shop/models.py", 16, 5) in {(m["path"], m["line"], m["column"]) for m in decls}
+
+
+def test_a_configured_server_that_is_missing_is_server_unavailable(tmp_path: Path) -> None:
+    root = write_tree(tmp_path, {**PY_FILES, ".sleuth.toml": MISSING_CONFIG})
+    with Workbench(root) as wb:
+        with pytest.raises(ServerUnavailable) as excinfo:
+            wb.search("symbols:total")
+        assert excinfo.value.details["install"] == "install no-such-server, or fix " \
+            "[tool.sleuth.servers] python"
+        assert wb.search("ast:def total($$$A) -> float: $$$B").to_json()["total"] == 1  # no server needed
+
+
+def test_a_mixed_tree_keeps_semantic_answers_for_the_served_language(tmp_path: Path) -> None:
+    """Python (ty) and Ruby (no server) in one tree: the Python declaration and its references
+    are semantic, the Ruby ones syntactic — one server-less language does not downgrade all."""
+    require_server(PROJECTS["ty"])
+    root = write_tree(tmp_path, {**PY_FILES, **RUBY_FILES})
+    with Workbench(root) as wb:
+        data = wb.search("symbols:total", navigation="references").to_json()
+    by_file: dict[str, set[str]] = {}
+    for m in data["matches"]:
+        by_file.setdefault(m["path"].rsplit(".", 1)[-1], set()).add(m["symbol"]["precision"])
+    assert by_file == {"py": {"semantic"}, "rb": {"syntactic"}}
+    py_decls = [m for m in data["matches"]
+                if m["path"].endswith(".py") and m["symbol"]["kind"] != "reference"]
+    assert [(m["path"], m["line"]) for m in py_decls] == [("shop/models.py", 16)]
+
+
+def test_tsx_files_are_served_by_the_typescript_server(tmp_path: Path) -> None:
+    """tree-sitter calls ``.tsx`` "tsx", the server table "typescript": a project with a
+    component file still gets semantic answers, including the use inside the ``.tsx`` file."""
+    project = PROJECTS["typescript"]
+    require_server(project)
+    view = ('import { Cart, total } from "./models";\n\n'
+            "export function Total(props: { cart: Cart }) {\n"
+            "  return <span>{total(props.cart)}</span>;\n}\n")
+    tree = dict(project.tree)
+    tree["src/view.tsx"] = view
+    if "tsconfig.json" in tree:
+        config = json.loads(tree["tsconfig.json"])
+        config.setdefault("compilerOptions", {})["jsx"] = "preserve"
+        tree["tsconfig.json"] = json.dumps(config)
+    root = write_tree(tmp_path, tree)
+    with Workbench(root) as wb:
+        data = wb.search("symbols:total", navigation="references").to_json()
+    assert {m["symbol"]["precision"] for m in data["matches"]} == {"semantic"}
+    assert ("src/view.tsx", 4) in {(m["path"], m["line"]) for m in data["matches"]}

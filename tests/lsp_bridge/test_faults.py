@@ -132,6 +132,11 @@ def test_missing_binary_names_the_install_command(tmp_path: Path) -> None:
         assert not pool.available("python")
         with pytest.raises(ServerUnavailable, match="not installed; install it with"):
             pool.workspace_symbols("python", "x")
+        # configured by the workspace, so queries must not quietly fall back to tags
+        with pytest.raises(ServerUnavailable, match=r"configured for python.*install it with"):
+            pool.serving("python")
+        assert pool.serving("ruby") is False  # no server for the language at all: fallback
+        assert pool.serving("c") == pool.available("c")  # defaults: found or not, no error
     finally:
         pool.close()
 
@@ -163,3 +168,17 @@ def test_a_server_that_died_while_idle_is_restarted_silently(tmp_path: Path) -> 
         os.killpg(session.conn.pid, signal.SIGKILL)
         time.sleep(0.2)
         assert len(pool.references("m.py", at, include_declaration=True)) == 2
+
+
+def test_a_server_given_up_after_two_crashes_is_unavailable_not_a_fallback(
+    tmp_path: Path,
+) -> None:
+    root = fake_project(tmp_path, "slow")
+    with ServerPool(Workspace(root), timeout=5) as pool:
+        assert pool.serving("python") is True
+        spec = pool.spec("python")
+        pool._crashes[pool._key(spec)] = 2  # what two crashes in a row leave behind
+        with pytest.raises(ServerUnavailable, match="crashed twice") as excinfo:
+            pool.serving("python")
+        assert excinfo.value.details["reason"] == "crashed"
+        assert not pool.available("python")

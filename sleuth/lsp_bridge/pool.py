@@ -50,6 +50,8 @@ T = TypeVar("T")
 MAX_CRASHES = 2
 ENRICH_FILES = 64
 """At most this many files get a ``documentSymbol`` call to widen workspace symbols."""
+MAX_OUTLINES = 4096
+"""Most cached ``documentSymbol`` answers (the cache is dropped whole past it)."""
 _RETRY_CODES = {-32800, -32801}  # RequestCancelled, ContentModified: the server re-indexed
 
 
@@ -85,6 +87,8 @@ class ServerPool:
         self._sessions: dict[str, Session] = {}
         self._crashes: dict[str, int] = {}
         self._locks: dict[str, asyncio.Lock] = {}
+        self._outlines: dict[tuple[str, str], tuple[str, Session, list[LspSymbol]]] = {}
+        """``documentSymbol`` answers by (server, file), with the file's stamp and session."""
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(
             target=self._loop.run_forever, name="sleuth-lsp", daemon=True
@@ -307,9 +311,22 @@ class ServerPool:
                 f"language server {session.spec.name} does not list a file's symbols",
                 details={"server": session.spec.name},
             )
+        try:
+            stamp = text.stamp if (text := self.ws.read(rel)) is not None else None
+        except SleuthError:
+            stamp = None
+        cache_key = (self._key(session.spec), rel)
+        hit = self._outlines.get(cache_key)
+        if stamp is not None and hit is not None and hit[0] == stamp and hit[1] is session:
+            return list(hit[2])  # a file's outline depends on its bytes alone
         result = await self._ask(session, "textDocument/documentSymbol", params)
         index = session.index_of(rel)
-        return [] if index is None else flatten_symbols(result, rel, index, session.encoding)
+        found = [] if index is None else flatten_symbols(result, rel, index, session.encoding)
+        if stamp is not None:
+            if len(self._outlines) >= MAX_OUTLINES:
+                self._outlines.clear()
+            self._outlines[cache_key] = (stamp, session, found)
+        return list(found)
 
     def workspace_symbols(self, lang: str, query: str, *, fuzzy: bool = True) -> list[LspSymbol]:
         """``workspace/symbol`` matches, widened to whole declarations by ``documentSymbol``.

@@ -73,6 +73,10 @@ class ServerSpec:
     """With ``probe``: the version line must match (a global ``tsc`` 5 has no ``--lsp``)."""
     encodings: tuple[str, ...] = ()
     """Position encodings to offer instead of the default (utf-8, utf-16)."""
+    workspace_symbols: bool = True
+    """False when the server's ``workspace/symbol`` cannot be trusted for exact names (jedi
+    caps it at 20 and finds no ``QuerySet`` on Django): exact-name declarations then come from
+    ``documentSymbol`` of the files whose tags declare that name."""
     init_options: dict[str, Any] | None = None
     settings: dict[str, Any] = field(default_factory=dict)
     """Answers to ``workspace/configuration`` by section (None for anything else)."""
@@ -91,6 +95,7 @@ _JEDI = ServerSpec(
     # Measured on 0.47: it accepts utf-8 or utf-16 but sends jedi's code-point columns, so a
     # line with an emoji before a name is off; utf-32 (code points) is what it really speaks.
     encodings=("utf-32",),
+    workspace_symbols=False,
 )
 _BASEDPYRIGHT = ServerSpec(
     "basedpyright",

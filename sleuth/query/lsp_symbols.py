@@ -42,9 +42,14 @@ class LspFinder:
         self._pool = pool
         self._langs = list(langs)
         self._tags = tags
+        self._served: dict[str, bool] = {}
 
     def served(self, path: str) -> bool:
-        return self._pool.language_of(path) in self._langs
+        ext = path[path.rfind(".") :] if "." in path.rsplit("/", 1)[-1] else path
+        known = self._served.get(ext)
+        if known is None:
+            known = self._served[ext] = self._pool.language_of(path) in self._langs
+        return known
 
     def precision_of(self, path: str) -> str:
         return "semantic" if self.served(path) else "syntactic"
@@ -90,6 +95,10 @@ class LspFinder:
         elif mine:
             in_scope = {f.path for f in mine}
             for lang in self._langs:
+                if not fuzzy and not self._pool.spec(lang).workspace_symbols:
+                    langs = {f.path for f in mine if self._pool.language_of(f.path) == lang}
+                    yield from self._declared_in([f for f in mine if f.path in langs], name)
+                    continue
                 for s in self._pool.workspace_symbols(lang, name, fuzzy=fuzzy):
                     if s.path in in_scope:
                         d = self._def(s)
@@ -97,6 +106,21 @@ class LspFinder:
                             yield d
         if others:
             yield from self._tags.defs(others, name, fuzzy)
+
+    def _declared_in(self, files: Sequence[FileEntry], name: str) -> Iterable[SymbolDef]:
+        """Declarations named ``name`` (ignoring case) as the server lists them, asked only of
+        the files whose tags declare such a name (for servers whose ``workspace/symbol`` is
+        capped)."""
+        want = name.lower()
+        for f in files:
+            tags = self._tags.tags_of(f, want.encode())
+            if tags is None or not any(t.name.lower() == want for t in tags.defs):
+                continue
+            for s in self._pool.document_symbols(f.path):
+                if s.name.lower() == want:
+                    d = self._def(s)
+                    if d is not None:
+                        yield d
 
     def refs(self, d: SymbolDef, files: Sequence[FileEntry]) -> Iterable[SymbolRef]:
         if not self.served(d.path):

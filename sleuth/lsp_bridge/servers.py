@@ -25,6 +25,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -288,9 +289,17 @@ def server_version(spec: ServerSpec) -> str | None:
 
 def server_status(config: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """For ``sleuth doctor``: each language, its server, found or not, version, install hint."""
-    rows = []
-    for lang in LANGUAGES:
+
+    def probe(lang: str) -> ServerSpec:
         spec = resolve_spec(lang, config or {})
+        server_version(spec)  # cached for the rows below
+        return spec
+
+    # each probe starts a process (jedi's takes seconds): ask them all at once
+    with ThreadPoolExecutor(max_workers=len(LANGUAGES)) as pool:
+        specs = dict(zip(LANGUAGES, pool.map(probe, LANGUAGES), strict=True))
+    rows = []
+    for lang, spec in specs.items():
         binary = find_binary(spec.command[0])
         version = server_version(spec) if binary else None
         rows.append(

@@ -64,12 +64,19 @@ def finder(tmp_path: Path, pool: Pool) -> tuple[LspFinder, list[Any]]:
     return LspFinder(ws, pool, ["python"], TagsFinder(ws, TagsCache(), None)), files
 
 
+EXACT = [("a.py", "total", "semantic"), ("lib/cart.rb", "total", "syntactic")]
+
+
+def exact_totals(f: LspFinder, files: list[Any]) -> list[tuple[str, str, str]]:
+    """Declarations named exactly ``total`` with their file and precision."""
+    return [(d.path, d.name, f.precision_of(d.path)) for d in f.defs(files, "total", False)
+            if d.name == "total"]
+
+
 def test_a_trusted_server_answers_exact_names_through_workspace_symbol(tmp_path: Path) -> None:
     pool = Pool(trusted=True)
     f, files = finder(tmp_path, pool)
-    found = [(d.path, d.name, f.precision_of(d.path)) for d in f.defs(files, "total", False)
-             if d.name == "total"]
-    assert found == [("a.py", "total", "semantic"), ("lib/cart.rb", "total", "syntactic")]
+    assert exact_totals(f, files) == EXACT
     assert pool.calls == [("workspace", "total")]
 
 
@@ -78,9 +85,7 @@ def test_a_capped_server_is_asked_only_about_files_whose_tags_declare_the_name(
 ) -> None:
     pool = Pool(trusted=False)
     f, files = finder(tmp_path, pool)
-    found = [(d.path, d.name, f.precision_of(d.path)) for d in f.defs(files, "total", False)
-             if d.name == "total"]
-    assert found == [("a.py", "total", "semantic"), ("lib/cart.rb", "total", "syntactic")]
+    assert exact_totals(f, files) == EXACT
     # b.py uses the name and c.py mentions it, but neither declares it: no server call for them
     assert pool.calls == [("document", "a.py")]
     # the fuzzy tier still asks workspace/symbol

@@ -7,7 +7,7 @@ never touch the shared corpus):
 * **baseline** -- tree-sitter parsing every file the graph covers once (``parse``), and the
   tags extractor over the same files (``tags``: parse + query), in this process;
 * **cold build** -- the first ``search("graph:")`` of a new ``Workbench`` on a tree without
-  ``.sleuth/graph.json``: listing, stamping, tagging, resolving, ranking and writing the cache;
+  ``.sleuth/graph.db``: listing, stamping, tagging, resolving, ranking and writing the cache;
   its wall time and the process's peak RSS growth (``ru_maxrss``; with ``--tracemalloc`` also
   the Python heap peak, in a separate run since tracing slows everything);
 * **cache load** -- the first ``search("graph:")`` of a second new ``Workbench`` (the cache is

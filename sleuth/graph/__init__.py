@@ -3,9 +3,10 @@
 ``Graph`` is a networkx ``MultiDiGraph`` built from per-file tags records (``FileTags``: the
 declarations and uses a tags extractor found) by name and scope rules alone — every edge is
 ``precision: "syntactic"`` until a language server confirms it. It updates one file at a time
-with the same result as a full rebuild, persists to ``.sleuth/graph.json`` with each file's stamp
-(``save``/``load``/``sync``) and answers ``file_view`` (``graph:PATH``), ``node_view``
-(``graph:#ID``), ``dependents`` and ``rank`` (``graph:``, personalised PageRank).
+with the same result as a full rebuild, persists to ``.sleuth/graph.db`` one row per file
+(``GraphStore``, ``save``/``load``/``sync``), ranks through a SciPy matrix cached per version,
+and answers ``file_view`` (``graph:PATH``), ``node_view`` (``graph:#ID``), ``dependents`` and
+``rank`` (``graph:``, personalised PageRank).
 
 Like every engine it imports only ``sleuth.errors``, ``sleuth.model`` and ``sleuth.workspace``;
 it never parses source itself.
@@ -27,7 +28,7 @@ from sleuth.graph.model import (
     Use,
 )
 from sleuth.graph.records import FileRecord, FileTags, make_record
-from sleuth.graph.store import DEFAULT_CACHE, SyncReport, load, save, sync
+from sleuth.graph.store import DEFAULT_CACHE, GraphStore, SyncReport, load, save, sync
 
 __all__ = [
     "Graph",
@@ -48,6 +49,7 @@ __all__ = [
     "Ranked",
     "SyncReport",
     "DEFAULT_CACHE",
+    "GraphStore",
     "save",
     "load",
     "sync",

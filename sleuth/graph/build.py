@@ -9,6 +9,10 @@ to), ``imports`` (file -> file or declaration) and ``inherits`` (class -> base).
 ``precision`` ``"syntactic"`` until a caller confirms it with a language server
 (``confirm``/``mark_semantic``).
 
+The graph also keeps what the cache (``store``) has not written yet — the files whose record or
+resolution changed since ``take_changes`` — so a one-file update writes a few rows, and the
+ranked graph's weights, adjusted per file, with a ``version`` that keys the rank cache.
+
 Incremental rule: the edges a file owns (those leaving its nodes) are a function of its own
 record and of the records it *read* while resolving (``Resolution.deps``) plus the module keys it
 looked up. ``update_file``/``remove_file`` replace one file's nodes and re-resolve exactly the
@@ -18,8 +22,9 @@ covers every use whose name matches the file's old or new declarations and every
 
 from __future__ import annotations
 
+import contextlib
 import gc
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import networkx as nx
@@ -29,8 +34,9 @@ from sleuth.graph import queries
 from sleuth.graph import rank as ranking
 from sleuth.graph.model import Dependent, FileView, NodeView, Ranked
 from sleuth.graph.modules import ModuleIndex, provided_keys
-from sleuth.graph.records import FileRecord, FileTags, make_record
+from sleuth.graph.records import DefRow, FileRecord, FileTags, RecordRow, def_rows, make_record
 from sleuth.graph.resolve import EdgeKey, FileIndex, Resolution, Resolver, changed_keys
+from sleuth.graph.table import RecordTable, ResolutionRow, resolution_from_row, resolution_to_row
 
 if TYPE_CHECKING:
     from sleuth.graph.store import SyncReport
@@ -46,13 +52,25 @@ class Graph:
 
     def __init__(self) -> None:
         self.g: Any = nx.MultiDiGraph()
-        self._records: dict[str, FileRecord] = {}
-        self._indexes: dict[str, FileIndex] = {}
+        self._records = RecordTable()
+        self._indexes: dict[str, FileIndex] = {}  # built on first use (a loaded cache has none)
         self._modules = ModuleIndex()
         self._resolved: dict[str, Resolution] = {}
         self._readers: dict[str, set[str]] = {}  # path -> files whose resolution read it
         self._key_users: dict[str, set[str]] = {}  # module key -> files that looked it up
         self._semantic: dict[EdgeKey, str] = {}  # confirmed edge -> the file that owns it
+        # What the cache has not seen yet (``take_changes``): files whose record or resolution
+        # changed, files removed, and whether the confirmed edges changed.
+        self._dirty: set[str] = set()
+        self._gone: set[str] = set()
+        self._semantic_dirty = False
+        # The ranked graph's weights (user, used) -> uses, kept per owning file so an update
+        # adjusts them instead of a rank walking every edge again; ``version`` moves on every
+        # change of nodes or edges and keys the rank cache (``rank.RankCache``).
+        self._rank_parts: dict[str, list[tuple[str, str, int]]] = {}
+        self.rank_weights: dict[tuple[str, str], int] = {}
+        self.version = 0
+        self.rank_cache: Any = None
 
     # -- input --------------------------------------------------------------------------------
 
@@ -78,26 +96,31 @@ class Graph:
 
     def apply(self, changes: dict[str, FileRecord | None]) -> None:
         """Replace (record) or remove (None) files, then re-resolve every affected file."""
+        if not changes:
+            return
+        self.version += 1
         if len(changes) < _BATCH:
             self._apply(changes)
             return
         # A big batch allocates millions of small objects holding no cycles; the cyclic
         # collector scanning them repeatedly would double the build time.
-        was_enabled = gc.isenabled()
-        gc.disable()
-        try:
+        with _no_gc():
             self._apply(changes)
-        finally:
-            if was_enabled:
-                gc.enable()
+
+    def _index(self, path: str) -> FileIndex:
+        idx = self._indexes.get(path)
+        if idx is None:
+            idx = self._indexes[path] = FileIndex.of(self._records[path])
+        return idx
 
     def _apply(self, changes: dict[str, FileRecord | None]) -> None:
         affected: set[str] = set()
         for path, rec in changes.items():
-            old = self._records.get(path)
-            if old is None and rec is None:
+            known = path in self._records
+            if not known and rec is None:
                 continue
-            old_index = self._indexes.get(path)
+            old = self._records[path] if known else None
+            old_index = self._index(path) if known else None
             new_index = FileIndex.of(rec) if rec is not None else None
             keys = changed_keys(path, old_index, new_index)
             if (old is None) != (rec is None):
@@ -107,7 +130,9 @@ class Graph:
             affected |= self._readers.get(path, set())
             if old is not None and (rec is None or rec.stamp != old.stamp or not rec.stamp):
                 # The content changed: a server's confirmation of its uses no longer holds.
-                self._semantic = {k: p for k, p in self._semantic.items() if p != path}
+                kept = {k: p for k, p in self._semantic.items() if p != path}
+                if len(kept) != len(self._semantic):
+                    self._semantic, self._semantic_dirty = kept, True
             self._forget_resolution(path)
             if old is not None:
                 self._drop_nodes(old, keep=rec)
@@ -115,38 +140,67 @@ class Graph:
                 self._records.pop(path, None)
                 self._indexes.pop(path, None)
                 self._modules.remove(path)
+                self._dirty.discard(path)
+                self._gone.add(path)
             else:
                 self._records[path] = rec
                 self._indexes[path] = new_index
                 self._modules.add(path)
-                self._add_nodes(rec)
+                self._add_nodes(path, rec.lang, rec.stamp, rec.complete, rec.reason, def_rows(rec))
                 affected.add(path)
-        affected &= self._records.keys()
-        resolver = Resolver(self._records, self._indexes.__getitem__, self._modules)
+                self._gone.discard(path)
+        affected = {p for p in affected if p in self._records}
+        resolver = Resolver(self._records, self._index, self._modules)
         for path in sorted(affected):
             self._forget_resolution(path)
             self._install(path, resolver.resolve_file(path))
+        self._dirty |= affected
 
-    def restore(
+    def restore_rows(
         self,
-        records: Mapping[str, FileRecord],
-        resolutions: Mapping[str, Resolution],
+        rows: Iterable[tuple[str, RecordRow, ResolutionRow]],
         semantic: Mapping[EdgeKey, str],
     ) -> None:
-        """Install saved state without resolving anything (the cache loader's door)."""
-        self._semantic = dict(semantic)
-        for path, rec in records.items():
-            self._records[path] = rec
-            self._indexes[path] = FileIndex.of(rec)
-            self._modules.add(path)
-            self._add_nodes(rec)
-        for path in sorted(records):
-            self._install(path, resolutions.get(path, Resolution()))
+        """Install saved state without resolving anything (the cache loader's door).
+
+        Records stay rows until first asked for; nothing is marked as changed.
+        """
+        with _no_gc():
+            self.version += 1
+            self._semantic = dict(semantic)
+            resolutions: list[tuple[str, ResolutionRow]] = []
+            for path, rec_row, res_row in rows:
+                self._records.put_row(path, rec_row)
+                self._modules.add(path)
+                lang, stamp, complete, reason, defs, _ = rec_row
+                self._add_nodes(path, lang, stamp, complete, reason, defs)
+                resolutions.append((path, res_row))
+            for path, res_row in resolutions:
+                self._install(path, resolution_from_row(res_row))
+
+    def row(self, path: str) -> tuple[RecordRow, ResolutionRow]:
+        """``path``'s record and resolution as plain rows (what the cache stores)."""
+        return self._records.row(path), resolution_to_row(self.resolution(path))
+
+    def take_changes(self) -> tuple[set[str], set[str], dict[EdgeKey, str] | None]:
+        """(changed paths, removed paths, confirmed edges if they changed) since the last call."""
+        out = (self._dirty, self._gone, dict(self._semantic) if self._semantic_dirty else None)
+        self._dirty, self._gone, self._semantic_dirty = set(), set(), False
+        return out
+
+    def mark_all_changed(self) -> None:
+        """Make the next ``take_changes`` report every file (a full cache write)."""
+        self._dirty = set(self._records)
+        self._semantic_dirty = True
+
+    def semantic_edges(self) -> dict[EdgeKey, str]:
+        """Confirmed edges, each with the file that owns it."""
+        return dict(self._semantic)
 
     def state(self) -> tuple[dict[str, FileRecord], dict[str, Resolution], dict[EdgeKey, str]]:
-        """Records, resolutions and confirmed edges (what the cache stores)."""
+        """Records, resolutions and confirmed edges (decodes every record)."""
         resolved = {p: self._resolved.get(p, Resolution()) for p in self._records}
-        return dict(self._records), resolved, dict(self._semantic)
+        return dict(self._records.items()), resolved, dict(self._semantic)
 
     # -- queries and persistence --------------------------------------------------------------
 
@@ -167,7 +221,7 @@ class Graph:
         return ranking.rank(self, limit, personalize_paths)
 
     def save(self, path: str) -> None:
-        """Write the cache (e.g. ``.sleuth/graph.json``)."""
+        """Write the whole cache (e.g. ``.sleuth/graph.db``)."""
         from sleuth.graph.store import save
 
         save(self, path)
@@ -189,50 +243,54 @@ class Graph:
 
     # -- nodes and edges ----------------------------------------------------------------------
 
-    def _add_nodes(self, rec: FileRecord) -> None:
-        self.g.add_node(
-            rec.path,
-            type="file",
-            path=rec.path,
-            lang=rec.lang,
-            stamp=rec.stamp,
-            complete=rec.complete,
-            reason=rec.reason,
+    def _add_nodes(
+        self,
+        path: str,
+        lang: str,
+        stamp: str,
+        complete: bool,
+        reason: str | None,
+        defs: Sequence[DefRow],
+    ) -> None:
+        g = self.g
+        g.add_node(
+            path, type="file", path=path, lang=lang, stamp=stamp, complete=complete, reason=reason
         )
-        by_qualified = self._indexes[rec.path].by_qualified
-        for d, sig in zip(rec.defs, rec.signatures, strict=True):
-            if self.g.nodes.get(d.id, {}).get("path", rec.path) != rec.path:
+        attrs = g._node  # networkx's node -> attributes dict: read without a view per lookup
+        by_qualified: dict[str, str] = {}
+        for d in defs:
+            by_qualified.setdefault(f"{d[3]}.{d[1]}" if d[3] else d[1], d[0])
+        owned: list[tuple[str, str, int, int, int]] = []
+        for i, name, kind, container, sb, eb, line, eline, ns, ne, sig in defs:
+            have = attrs.get(i)
+            if have is not None and have.get("path", path) != path:
                 continue  # an id clash with another file: keep the first owner
-            self.g.add_node(
-                d.id,
+            g.add_node(
+                i,
                 type="decl",
-                id=d.id,
-                name=d.name,
-                kind=d.kind,
-                container=d.container,
-                path=rec.path,
-                start_byte=d.start_byte,
-                end_byte=d.end_byte,
-                line=d.line,
-                end_line=d.end_line,
-                name_start=d.name_start,
-                name_end=d.name_end,
+                id=i,
+                name=name,
+                kind=kind,
+                container=container,
+                path=path,
+                start_byte=sb,
+                end_byte=eb,
+                line=line,
+                end_line=eline,
+                name_start=ns,
+                name_end=ne,
                 signature=sig,
             )
-        for d in rec.defs:
-            if self.g.nodes[d.id].get("path") != rec.path:
-                continue
-            parent = by_qualified.get(d.container) if d.container else None
-            source = parent.id if parent is not None and parent.id != d.id else rec.path
-            self.g.add_edge(
-                source,
-                d.id,
-                key="contains",
-                kind="contains",
-                precision="syntactic",
-                occurrences=[(d.start_byte, d.end_byte, d.line)],
+            owned.append((i, container, sb, eb, line))
+        g.add_edges_from(
+            (
+                parent if container and (parent := by_qualified.get(container, i)) != i else path,
+                i,
+                "contains",
+                {"kind": "contains", "precision": "syntactic", "occurrences": [(sb, eb, line)]},
             )
-
+            for i, container, sb, eb, line in owned
+        )
     def _drop_nodes(self, rec: FileRecord, keep: FileRecord | None = None) -> None:
         """Remove a file's nodes; with ``keep`` (its next version), only the vanished ones.
 
@@ -255,18 +313,40 @@ class Graph:
             self.g.remove_node(rec.path)
 
     def _install(self, path: str, res: Resolution) -> None:
+        g = self.g
+        attrs = g._node
+        semantic = self._semantic
+        parts: list[tuple[str, str, int]] = []
+        edges = []
         for (u, v, kind), occs in res.edges.items():
-            if u not in self.g or v not in self.g or self.g.nodes[u].get("path") != path:
+            owner = attrs.get(u)
+            if owner is None or v not in attrs or owner.get("path") != path:
                 continue
-            precision = "semantic" if (u, v, kind) in self._semantic else "syntactic"
-            self.g.add_edge(
-                u, v, key=kind, kind=kind, precision=precision, occurrences=sorted(occs)
-            )
+            precision = "semantic" if semantic and (u, v, kind) in semantic else "syntactic"
+            data = {"kind": kind, "precision": precision, "occurrences": sorted(occs)}
+            edges.append((u, v, kind, data))
+            if kind in ranking.RANK_KINDS and u != v:
+                parts.append((u, v, len(occs)))
+        g.add_edges_from(edges)
         self._resolved[path] = res
+        if parts:
+            weights = self.rank_weights
+            for u, v, w in parts:
+                weights[(u, v)] = weights.get((u, v), 0) + w
+            self._rank_parts[path] = parts
+        readers, key_users = self._readers, self._key_users
         for dep in res.deps:
-            self._readers.setdefault(dep, set()).add(path)
+            bucket = readers.get(dep)
+            if bucket is None:
+                readers[dep] = {path}
+            else:
+                bucket.add(path)
         for key in res.keys:
-            self._key_users.setdefault(key, set()).add(path)
+            bucket = key_users.get(key)
+            if bucket is None:
+                key_users[key] = {path}
+            else:
+                bucket.add(path)
 
     def _forget_resolution(self, path: str) -> None:
         res = self._resolved.pop(path, None)
@@ -275,6 +355,13 @@ class Graph:
         for u, v, kind in res.edges:
             if self.g.has_edge(u, v, key=kind):
                 self.g.remove_edge(u, v, key=kind)
+        weights = self.rank_weights
+        for u, v, w in self._rank_parts.pop(path, ()):
+            left = weights[(u, v)] - w
+            if left:
+                weights[(u, v)] = left
+            else:
+                del weights[(u, v)]
         for dep in res.deps:
             self._readers.get(dep, set()).discard(path)
         for key in res.keys:
@@ -294,6 +381,7 @@ class Graph:
             self._semantic[edge] = str(self.g.nodes[u]["path"])
         else:
             self._semantic.pop(edge, None)
+        self._semantic_dirty = True
 
     def mark_semantic(self, source_id: str, target_id: str) -> int:
         """Confirm every reference edge from ``source_id`` to ``target_id``; returns how many."""
@@ -310,9 +398,37 @@ class Graph:
     def __contains__(self, node_id: object) -> bool:
         return node_id in self.g
 
+    def has_file(self, path: str) -> bool:
+        """Whether ``path`` is in the graph."""
+        return path in self._records
+
+    def file_count(self) -> int:
+        """How many files the graph holds."""
+        return len(self._records)
+
     def files(self) -> list[str]:
         """Every file in the graph, sorted."""
         return sorted(self._records)
+
+    def incomplete(self) -> list[tuple[str, str | None]]:
+        """(path, reason) of every file the graph holds without all its declarations, sorted."""
+        nodes = self.g._node
+        return sorted(
+            (p, nodes[p].get("reason")) for p in self._records if not nodes[p].get("complete")
+        )
+
+    def stamp(self, path: str) -> str:
+        """The stamp the graph holds for ``path`` (no record decoded); NotFound when absent."""
+        try:
+            return self._records.stamp(path)
+        except KeyError:
+            raise NotFound(f"{path} is not in the graph; sync or update it first") from None
+
+    def decl_ids(self, path: str) -> list[str]:
+        """The ids of ``path``'s declarations in order (no record decoded); NotFound if absent."""
+        if path not in self._records:
+            raise NotFound(f"{path} is not in the graph; sync or update it first")
+        return [d[0] for d in self._records.row(path)[4]]
 
     def record(self, path: str) -> FileRecord:
         """The stored record of ``path``; NotFound when absent."""
@@ -350,6 +466,17 @@ class Graph:
         )
         unresolved = {p: r.unresolved for p, r in sorted(self._resolved.items())}
         return {"nodes": nodes, "edges": edges, "unresolved": unresolved}
+
+
+@contextlib.contextmanager
+def _no_gc() -> Iterator[None]:
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def _stamp(data: bytes | None, stamp: str | None) -> str:

@@ -8,7 +8,7 @@ range (0-based, end-exclusive) and 1-based line, directly readable; ``FileView``
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = [
@@ -60,7 +60,20 @@ class NodeInfo:
         )
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        # by hand: ``asdict`` deep-copies every field and dominated warm ``graph:PATH``
+        return {
+            "id": self.id,
+            "name": self.name,
+            "kind": self.kind,
+            "container": self.container,
+            "path": self.path,
+            "line": self.line,
+            "end_line": self.end_line,
+            "start_byte": self.start_byte,
+            "end_byte": self.end_byte,
+            "signature": self.signature,
+            "is_file": self.is_file,
+        }
 
 
 @dataclass(frozen=True)
@@ -73,7 +86,12 @@ class Occurrence:
     line: int
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        return {
+            "path": self.path,
+            "start_byte": self.start_byte,
+            "end_byte": self.end_byte,
+            "line": self.line,
+        }
 
 
 @dataclass(frozen=True)

@@ -8,8 +8,10 @@ importance. Personalisation puts the teleport mass on the given paths' files and
 (weight 1) and their neighbours one use away in either direction (weight 1/2), so what those
 files use and what uses them moves up.
 
-``networkx.pagerank`` needs SciPy; without it the same power iteration runs in pure Python
-(same dangling-node and personalisation rules as networkx).
+The ranked graph lives in a ``RankCache`` per ``Graph.version``: a SciPy matrix built from the
+weights the graph keeps per file, and the PageRank vectors already computed on it (networkx's
+SciPy power iteration, same dangling-node and personalisation rules). ``pagerank`` and its
+pure-Python fallback run the same algorithm on a networkx ``DiGraph``.
 """
 
 from __future__ import annotations
@@ -25,39 +27,106 @@ from sleuth.graph.model import NodeInfo, Ranked
 if TYPE_CHECKING:
     from sleuth.graph.build import Graph
 
-__all__ = ["rank", "RANK_KINDS", "pagerank"]
+__all__ = ["rank", "RANK_KINDS", "pagerank", "RankCache"]
 
 RANK_KINDS = frozenset({"calls", "references", "inherits"})
 ALPHA = 0.85
 NEIGHBOUR_WEIGHT = 0.5
+_MAX_ITER = 100
+_TOL = 1.0e-6
+_MEMO = 32
 
 
-def _rank_graph(graph: Graph) -> Any:
-    g = graph.g
-    out = nx.DiGraph()
-    out.add_nodes_from(g.nodes)
-    for u, v, k, attrs in g.edges(keys=True, data=True):
-        if k not in RANK_KINDS or u == v:
-            continue
-        w = len(attrs["occurrences"])
-        if out.has_edge(u, v):
-            out[u][v]["weight"] += w
+class RankCache:
+    """The ranked graph of one ``Graph.version`` as a SciPy matrix, with the vectors computed.
+
+    Built from ``Graph.rank_weights`` (kept up to date per file by the graph) in node order, as
+    ``networkx.pagerank`` would see it; every (personalisation -> scores) is memoised, so a
+    repeated ``graph:`` costs a sort of the top scores only.
+    """
+
+    def __init__(self, graph: Graph) -> None:
+        import numpy as np
+        import scipy.sparse as sparse  # type: ignore[import-untyped]
+
+        self.version = graph.version
+        attrs = graph.g._node
+        self.nodes: list[str] = list(attrs)
+        n = len(self.nodes)
+        self.index = {node: i for i, node in enumerate(self.nodes)}
+        weights = graph.rank_weights
+        index = self.index
+        rows = np.fromiter((index[u] for u, _ in weights), dtype=np.int64, count=len(weights))
+        cols = np.fromiter((index[v] for _, v in weights), dtype=np.int64, count=len(weights))
+        data = np.fromiter(weights.values(), dtype=float, count=len(weights))
+        w = sparse.csr_array((data, (rows, cols)), shape=(n, n))
+        self.out = w  # successors: row i; predecessors: column i (``into``)
+        self.into = w.tocsc()
+        s = w.sum(axis=1)
+        s[s != 0] = 1.0 / s[s != 0]
+        self.matrix = sparse.dia_array((s.T, 0), shape=(n, n)).tocsr() @ w
+        self.dangling = np.where(s == 0)[0]
+        self.is_decl = np.fromiter(
+            (a.get("type") == "decl" for a in attrs.values()), dtype=bool, count=n
+        )
+        self._scores: dict[tuple[str, ...], Any] = {}
+
+    def neighbours(self, i: int) -> list[int]:
+        """Successors, then predecessors, of node ``i`` in the ranked graph."""
+        out, into = self.out, self.into
+        succ = out.indices[out.indptr[i] : out.indptr[i + 1]]
+        pred = into.indices[into.indptr[i] : into.indptr[i + 1]]
+        return [*succ.tolist(), *pred.tolist()]
+
+    def scores(self, graph: Graph, paths: tuple[str, ...]) -> Any:
+        """PageRank over the nodes (``paths`` personalise it; ``()`` for none), memoised."""
+        hit = self._scores.get(paths)
+        if hit is None:
+            if len(self._scores) >= _MEMO:
+                self._scores.clear()
+            hit = self._scores[paths] = self._pagerank(self._personal(graph, paths))
+        return hit
+
+    def _personal(self, graph: Graph, paths: tuple[str, ...]) -> dict[int, float] | None:
+        weights: dict[int, float] = {}
+        for path in paths:
+            ids = graph.decl_ids(path)  # NotFound for a path outside the graph
+            seeds = [self.index[path]] + [self.index[i] for i in ids if i in self.index]
+            for seed in seeds:
+                weights[seed] = 1.0
+            for seed in seeds:
+                for other in self.neighbours(seed):
+                    weights.setdefault(other, NEIGHBOUR_WEIGHT)
+        return weights or None
+
+    def _pagerank(self, personal: dict[int, float] | None) -> Any:
+        """networkx's ``_pagerank_scipy`` on the cached matrix (dangling mass follows p)."""
+        import numpy as np
+
+        n = len(self.nodes)
+        if n == 0:
+            return np.zeros(0)
+        x = np.repeat(1.0 / n, n)
+        if personal is None:
+            p = np.repeat(1.0 / n, n)
         else:
-            out.add_edge(u, v, weight=w)
-    return out
+            p = np.zeros(n)
+            for i, w in personal.items():
+                p[i] = w
+            p /= p.sum()
+        for _ in range(_MAX_ITER):
+            last = x
+            x = ALPHA * (x @ self.matrix + x[self.dangling].sum() * p) + (1 - ALPHA) * p
+            if np.absolute(x - last).sum() < n * _TOL:
+                break
+        return x
 
 
-def _personalization(graph: Graph, rg: Any, paths: Iterable[str]) -> dict[str, float] | None:
-    weights: dict[str, float] = {}
-    for path in paths:
-        rec = graph.record(path)  # NotFound for a path outside the graph
-        seeds = [path] + [d.id for d in rec.defs if d.id in rg]
-        for seed in seeds:
-            weights[seed] = 1.0
-        for seed in seeds:
-            for other in (*rg.successors(seed), *rg.predecessors(seed)):
-                weights.setdefault(other, NEIGHBOUR_WEIGHT)
-    return weights or None
+def _cache(graph: Graph) -> RankCache:
+    cache = graph.rank_cache
+    if not isinstance(cache, RankCache) or cache.version != graph.version:
+        cache = graph.rank_cache = RankCache(graph)
+    return cache
 
 
 def pagerank(
@@ -115,15 +184,24 @@ def rank(
     graph: Graph, limit: int = 20, personalize_paths: Iterable[str] | None = None
 ) -> list[Ranked]:
     """The top ``limit`` declarations by PageRank (ties: path, then line)."""
+    import numpy as np
+
     if limit < 0:
         raise InvalidQuery(f"limit must be at least 0, got {limit}")
-    rg = _rank_graph(graph)
-    pers = _personalization(graph, rg, personalize_paths) if personalize_paths else None
-    scores = pagerank(rg, pers)
-    ranked: list[Ranked] = []
-    for node_id, score in scores.items():
-        attrs = graph.g.nodes[node_id]
-        if attrs.get("type") == "decl":
-            ranked.append(Ranked(NodeInfo.of(node_id, attrs), score))
+    cache = _cache(graph)
+    paths = tuple(dict.fromkeys(personalize_paths or ()))
+    scores = cache.scores(graph, paths)
+    decls = np.flatnonzero(cache.is_decl)
+    if limit == 0 or len(decls) == 0:
+        return []
+    if limit < len(decls):
+        # Only the nodes that can reach the top ``limit`` once scores are rounded for ties.
+        kth = np.partition(scores[decls], len(decls) - limit)[len(decls) - limit]
+        decls = decls[scores[decls] >= kth - 1e-11]
+    attrs = graph.g._node
+    ranked = [
+        Ranked(NodeInfo.of(cache.nodes[i], attrs[cache.nodes[i]]), float(scores[i]))
+        for i in decls.tolist()
+    ]
     ranked.sort(key=lambda r: (-round(r.score, 12), r.node.path, r.node.line or 0, r.node.id))
     return ranked[:limit]

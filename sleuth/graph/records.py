@@ -9,8 +9,9 @@ receiver that is not a plain name) — for an import, the alias it binds (``m`` 
 ``import pkg.mod as m``, ``ns`` in ``import * as ns from "m"``) — which scope resolution needs
 and tags records do not carry.
 
-A ``FileRecord`` is the unit of incremental update and of the ``.sleuth/graph.json`` cache;
-``record_to_json``/``record_from_json`` round-trip it exactly.
+A ``FileRecord`` is the unit of incremental update and of the ``.sleuth/graph.db`` cache;
+``record_to_row``/``record_from_row`` round-trip it exactly as plain tuples (what ``marshal``
+stores per file), ``record_to_json``/``record_from_json`` as JSON.
 """
 
 from __future__ import annotations
@@ -31,6 +32,9 @@ __all__ = [
     "signature_of",
     "record_to_json",
     "record_from_json",
+    "record_to_row",
+    "record_from_row",
+    "def_rows",
     "language_family",
 ]
 
@@ -173,6 +177,8 @@ def alias_of(data: bytes, ref: SymbolRef) -> str | None:
     if after:
         return after.group(1).decode()
     before = data[max(0, ref.start_byte - 200) : ref.start_byte]
+    if before[-1:] not in (b'"', b"'", b"`"):
+        return None  # both patterns end at the module string's opening quote
     for pattern in _ALIAS_BEFORE:
         found = pattern.search(before)
         if found:
@@ -288,4 +294,58 @@ def record_from_json(obj: dict[str, Any]) -> FileRecord:
         refs=tuple(refs),
         receivers=tuple(recvs),
         signatures=tuple(sigs),
+    )
+
+
+DefRow = tuple[str, str, str, str, int, int, int, int, int, int, str]
+"""(id, name, kind, container, start_byte, end_byte, line, end_line, name_start, name_end,
+signature): one declaration of a record as a plain tuple."""
+RefRow = tuple[str, str, int, int, int, str | None, str | None, str | None, str | None]
+"""(name, kind, start_byte, end_byte, line, enclosing, target, module, receiver)."""
+RecordRow = tuple[str, str, bool, str | None, tuple[DefRow, ...], tuple[RefRow, ...]]
+"""(lang, stamp, complete, reason, defs, refs): a record without its path."""
+
+
+def def_rows(rec: FileRecord) -> tuple[DefRow, ...]:
+    """The record's declarations as ``DefRow`` tuples (signature included)."""
+    return tuple(
+        (
+            d.id,
+            d.name,
+            d.kind,
+            d.container,
+            d.start_byte,
+            d.end_byte,
+            d.line,
+            d.end_line,
+            d.name_start,
+            d.name_end,
+            sig,
+        )
+        for d, sig in zip(rec.defs, rec.signatures, strict=True)
+    )
+
+
+def record_to_row(rec: FileRecord) -> RecordRow:
+    """``rec`` as plain tuples of str/int/bool/None (its path is the row's key)."""
+    refs = tuple(
+        (r.name, r.kind, r.start_byte, r.end_byte, r.line, r.enclosing, r.target, r.module, recv)
+        for r, recv in zip(rec.refs, rec.receivers, strict=True)
+    )
+    return (rec.lang, rec.stamp, rec.complete, rec.reason, def_rows(rec), refs)
+
+
+def record_from_row(path: str, row: RecordRow) -> FileRecord:
+    """The inverse of ``record_to_row``; raises ValueError/TypeError on a malformed row."""
+    lang, stamp, complete, reason, defs, refs = row
+    return FileRecord(
+        path=path,
+        lang=lang,
+        stamp=stamp,
+        complete=complete,
+        reason=reason,
+        defs=tuple(SymbolDef(i, n, k, c, path, s, e, ln, el, ns, ne) for i, n, k, c, s, e, ln, el, ns, ne, _ in defs),
+        refs=tuple(SymbolRef(n, k, path, s, e, ln, enc, tgt, mod) for n, k, s, e, ln, enc, tgt, mod, _ in refs),
+        receivers=tuple(r[8] for r in refs),
+        signatures=tuple(d[10] for d in defs),
     )

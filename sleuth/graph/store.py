@@ -1,32 +1,62 @@
-"""The graph cache (``.sleuth/graph.json``) and ``sync``: rebuild only the files that changed.
+"""The graph cache (``.sleuth/graph.db``, SQLite) and ``sync``: rebuild only what changed.
 
-The cache holds every file's record (tags, receivers, signature lines) with its stamp, the
-result of resolving it (edges with occurrences, the files and module keys it depended on) and
-the edges a language server confirmed — enough to restore the graph without resolving anything.
-It is a cache: a missing, unreadable, corrupt or older-version file loads as an empty graph, and
-``sync`` then rebuilds everything. Writes are atomic (temporary file + ``os.replace``).
+One row per file: its record and the result of resolving it (edges with occurrences, the files
+and module keys it depended on), each a ``marshal``-ed tuple of plain values, with the stat
+signature (size, mtime) the caller last saw — enough to restore the graph without tagging or
+resolving anything. A second table holds the edges a language server confirmed.
+
+Writes are incremental: ``GraphStore.write`` stores only the rows of files whose record or
+resolution changed since the last write (``Graph.take_changes``), in one transaction, so an edit
+costs a few rows rather than the whole cache. SQLite's journal (WAL) keeps a torn write from
+corrupting it. Each write moves an ``epoch``; a store that finds another process moved it since
+it loaded rewrites every row, so the file always holds one process's consistent state.
+
+It is a cache: a missing, unreadable, corrupt or older-version file loads as an empty graph (and
+is recreated), and ``sync`` then rebuilds everything.
 """
 
 from __future__ import annotations
 
+import contextlib
 import gc
-import json
+import marshal
 import os
-import tempfile
-from collections.abc import Callable, Mapping
+import sqlite3
+import sys
+import uuid
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 from sleuth.graph.build import Graph
-from sleuth.graph.records import FileRecord, FileTags, make_record, record_from_json, record_to_json
-from sleuth.graph.resolve import EdgeKey, Resolution
+from sleuth.graph.records import FileRecord, FileTags, make_record
 
-__all__ = ["save", "load", "sync", "SyncReport", "CACHE_VERSION", "DEFAULT_CACHE"]
+__all__ = [
+    "GraphStore",
+    "save",
+    "load",
+    "sync",
+    "SyncReport",
+    "CACHE_VERSION",
+    "DEFAULT_CACHE",
+    "Stat",
+]
 
-CACHE_VERSION = 2
-DEFAULT_CACHE = ".sleuth/graph.json"
+CACHE_VERSION = 3
+DEFAULT_CACHE = ".sleuth/graph.db"
+_FORMAT = f"{CACHE_VERSION}/marshal-{marshal.version}/py{sys.version_info[0]}.{sys.version_info[1]}"
 
 GetTags = Callable[[str], tuple[FileTags, bytes | None]]
+Stat = tuple[int, int]
+"""(size, mtime_ns) of a file as last seen: a file still showing it need not be re-read."""
+
+_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, size INTEGER, mtime_ns INTEGER,"
+    " record BLOB NOT NULL, resolution BLOB NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS semantic (u TEXT NOT NULL, v TEXT NOT NULL, k TEXT NOT NULL,"
+    " owner TEXT NOT NULL, PRIMARY KEY (u, v, k))",
+)
+_BAD = (sqlite3.DatabaseError, ValueError, TypeError, EOFError, KeyError, IndexError)
 
 
 @dataclass
@@ -39,102 +69,195 @@ class SyncReport:
     unchanged: int = 0
 
 
-class _Strings:
-    """A table of repeated strings (dependency paths and lookup keys), stored once."""
+class GraphStore:
+    """One cache file, kept open: ``load`` once, then ``write`` after every change."""
 
-    def __init__(self, table: list[str] | None = None) -> None:
-        self.table: list[str] = list(table or [])
-        self._pos = {v: i for i, v in enumerate(self.table)}
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self._db: sqlite3.Connection | None = None
+        self._epoch: str | None = None  # the epoch this process's state matches; None: unknown
 
-    def ids(self, values: frozenset[str]) -> list[int]:
-        out = []
-        for value in sorted(values):
-            if value not in self._pos:
-                self._pos[value] = len(self.table)
-                self.table.append(value)
-            out.append(self._pos[value])
-        return out
+    # -- connection ---------------------------------------------------------------------------
 
-    def values(self, ids: list[int]) -> frozenset[str]:
-        return frozenset(self.table[i] for i in ids)
+    def _connect(self) -> sqlite3.Connection:
+        if self._db is None:
+            os.makedirs(os.path.dirname(os.path.abspath(self.path)), exist_ok=True)
+            # One keeper uses it at a time, from whichever thread serves the query.
+            db = sqlite3.connect(
+                self.path, timeout=5.0, isolation_level=None, check_same_thread=False
+            )
+            try:
+                db.execute("PRAGMA journal_mode=WAL")
+                db.execute("PRAGMA synchronous=NORMAL")
+                for statement in _SCHEMA:
+                    db.execute(statement)
+            except BaseException:
+                db.close()
+                raise
+            self._db = db
+        return self._db
+
+    def close(self) -> None:
+        """Close the connection (a later call reopens it)."""
+        if self._db is not None:
+            with contextlib.suppress(sqlite3.Error):
+                self._db.close()
+            self._db = None
+
+    def _discard(self) -> None:
+        """Delete an unusable cache file (and its journal) so the next use starts afresh."""
+        self.close()
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            with contextlib.suppress(OSError):
+                os.unlink(self.path + suffix)
+        self._epoch = None
+
+    def _meta(self, db: sqlite3.Connection, key: str) -> str | None:
+        row = db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    # -- reading ------------------------------------------------------------------------------
+
+    def load(self) -> tuple[Graph, dict[str, Stat]]:
+        """The cached graph and each file's stat signature; empty when nothing usable is there."""
+        if not os.path.exists(self.path):
+            return Graph(), {}
+        was_enabled = gc.isenabled()
+        gc.disable()  # millions of small acyclic objects: the collector would only rescan them
+        try:
+            return self._load()
+        except _BAD:
+            self._discard()
+            return Graph(), {}
+        finally:
+            if was_enabled:
+                gc.enable()
+
+    def _load(self) -> tuple[Graph, dict[str, Stat]]:
+        db = self._connect()
+        db.execute("BEGIN")
+        try:
+            if self._meta(db, "format") != _FORMAT:
+                return Graph(), {}  # another version's rows: the next write replaces them all
+            epoch = self._meta(db, "epoch")
+            semantic = {
+                (str(u), str(v), str(k)): str(o)
+                for u, v, k, o in db.execute("SELECT u, v, k, owner FROM semantic")
+            }
+            rows = db.execute("SELECT path, size, mtime_ns, record, resolution FROM files")
+            stats: dict[str, Stat] = {}
+            decoded = []
+            for path, size, mtime, rec, res in rows:
+                decoded.append((str(path), marshal.loads(rec), marshal.loads(res)))
+                if size is not None and mtime is not None:
+                    stats[path] = (int(size), int(mtime))
+        finally:
+            db.execute("COMMIT")
+        graph = Graph()
+        graph.restore_rows(decoded, semantic)
+        self._epoch = epoch
+        return graph, stats
+
+    # -- writing ------------------------------------------------------------------------------
+
+    def write(
+        self,
+        graph: Graph,
+        stats: Mapping[str, Stat] | None = None,
+        touched: Iterable[str] = (),
+        *,
+        full: bool = False,
+    ) -> int:
+        """Store what changed in ``graph`` since the last write; returns the rows written.
+
+        ``stats`` gives the stat signature stored with each written row; ``touched`` files
+        only have their signature updated. Every row is rewritten when ``full``, when the file
+        holds another process's (or version's) state, or after a failed write. Errors are
+        swallowed (a cache write is only lost speed) and the next write is then a full one.
+        """
+        stats = stats or {}
+        changed, gone, semantic = graph.take_changes()
+        touched = [p for p in touched if p not in changed]
+        full = full or self._epoch is None  # this store never wrote or read a consistent state
+        if not (changed or gone or semantic is not None or touched or full):
+            return 0
+        try:
+            return self._write(graph, stats, changed, gone, semantic, touched, full)
+        except sqlite3.Error:
+            with contextlib.suppress(sqlite3.Error):
+                if self._db is not None and self._db.in_transaction:
+                    self._db.execute("ROLLBACK")
+            self._epoch = None
+            return 0
+
+    def _write(
+        self,
+        graph: Graph,
+        stats: Mapping[str, Stat],
+        changed: set[str],
+        gone: set[str],
+        semantic: dict[tuple[str, str, str], str] | None,
+        touched: list[str],
+        full: bool,
+    ) -> int:
+        try:
+            db = self._connect()
+            db.execute("BEGIN IMMEDIATE")
+        except sqlite3.DatabaseError:
+            self._discard()  # not a database (or a broken one): start a new file
+            db = self._connect()
+            db.execute("BEGIN IMMEDIATE")
+        if full or self._epoch is None or self._meta(db, "epoch") != self._epoch:
+            db.execute("DELETE FROM files")
+            changed, gone, semantic = set(graph.files()), set(), graph.semantic_edges()
+        db.executemany("DELETE FROM files WHERE path = ?", ((p,) for p in sorted(gone)))
+        db.executemany(
+            "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?)",
+            (_file_row(graph, p, stats.get(p)) for p in sorted(changed)),
+        )
+        db.executemany(
+            "UPDATE files SET size = ?, mtime_ns = ? WHERE path = ?",
+            ((*stats[p], p) if p in stats else (None, None, p) for p in touched),
+        )
+        if semantic is not None:
+            db.execute("DELETE FROM semantic")
+            db.executemany(
+                "INSERT INTO semantic VALUES (?, ?, ?, ?)",
+                ((u, v, k, o) for (u, v, k), o in sorted(semantic.items())),
+            )
+        epoch = uuid.uuid4().hex
+        db.executemany(
+            "INSERT OR REPLACE INTO meta VALUES (?, ?)", (("format", _FORMAT), ("epoch", epoch))
+        )
+        db.execute("COMMIT")
+        self._epoch = epoch
+        return len(changed)
 
 
-def _resolution_to_json(res: Resolution, strings: _Strings) -> dict[str, Any]:
-    return {
-        "edges": [[u, v, k, [list(o) for o in occs]] for (u, v, k), occs in res.edges.items()],
-        "deps": strings.ids(res.deps),
-        "keys": strings.ids(res.keys),
-        "unresolved": res.unresolved,
-    }
-
-
-def _resolution_from_json(obj: dict[str, Any], strings: _Strings) -> Resolution:
-    edges: dict[EdgeKey, list[tuple[int, int, int]]] = {}
-    for u, v, k, occs in obj["edges"]:
-        edges[(str(u), str(v), str(k))] = [(int(s), int(e), int(ln)) for s, e, ln in occs]
-    deps, keys = strings.values(obj["deps"]), strings.values(obj["keys"])
-    return Resolution(edges, deps, keys, int(obj["unresolved"]))
+def _file_row(
+    graph: Graph, path: str, stat: Stat | None
+) -> tuple[str, int | None, int | None, bytes, bytes]:
+    rec, res = graph.row(path)
+    size, mtime = stat if stat is not None else (None, None)
+    return (path, size, mtime, marshal.dumps(rec), marshal.dumps(res))
 
 
 def save(graph: Graph, path: str) -> None:
-    """Write the graph's cache to ``path`` atomically (parent folders created)."""
-    records, resolutions, semantic = graph.state()
-    strings = _Strings()
-    files = [
-        {"record": record_to_json(rec), "resolution": _resolution_to_json(resolutions[p], strings)}
-        for p, rec in sorted(records.items())
-    ]
-    doc = {
-        "version": CACHE_VERSION,
-        "strings": strings.table,
-        "files": files,
-        "semantic": sorted([u, v, k, owner] for (u, v, k), owner in semantic.items()),
-    }
-    folder = os.path.dirname(os.path.abspath(path))
-    os.makedirs(folder, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".graph-", suffix=".tmp", dir=folder)
+    """Write the whole graph to the cache at ``path`` (parent folders created)."""
+    store = GraphStore(path)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(json.dumps(doc, separators=(",", ":")))  # dumps: all in the C encoder
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+        store.write(graph, full=True)
+    finally:
+        store.close()
 
 
 def load(path: str) -> Graph:
     """The graph cached at ``path``; an empty graph when there is no usable cache."""
-    graph = Graph()
-    # Millions of small objects: without the cyclic collector running over them as they are
-    # created, loading is about twice as fast (they hold no cycles worth collecting).
-    was_enabled = gc.isenabled()
-    gc.disable()
+    store = GraphStore(path)
     try:
-        return _load_into(graph, path)
+        return store.load()[0]
     finally:
-        if was_enabled:
-            gc.enable()
-
-
-def _load_into(graph: Graph, path: str) -> Graph:
-    try:
-        with open(path, encoding="utf-8") as fh:
-            doc = json.load(fh)
-        if not isinstance(doc, dict) or doc.get("version") != CACHE_VERSION:
-            return graph
-        records: dict[str, FileRecord] = {}
-        resolutions: dict[str, Resolution] = {}
-        strings = _Strings(doc["strings"])
-        for entry in doc["files"]:
-            rec = record_from_json(entry["record"])
-            records[rec.path] = rec
-            resolutions[rec.path] = _resolution_from_json(entry["resolution"], strings)
-        semantic = {(str(u), str(v), str(k)): str(o) for u, v, k, o in doc.get("semantic", [])}
-    except (OSError, ValueError, KeyError, TypeError, IndexError):
-        return graph
-    graph.restore(records, resolutions, semantic)
-    return graph
+        store.close()
 
 
 def sync(graph: Graph, stamps: Mapping[str, str], get_tags: GetTags) -> SyncReport:
@@ -149,7 +272,7 @@ def sync(graph: Graph, stamps: Mapping[str, str], get_tags: GetTags) -> SyncRepo
     known = set(graph.files())
     for path in sorted(stamps):
         stamp = stamps[path]
-        if path in known and graph.record(path).stamp == stamp and stamp:
+        if path in known and stamp and graph.stamp(path) == stamp:
             report.unchanged += 1
             continue
         tags, data = get_tags(path)

@@ -1,10 +1,13 @@
 """``graph:`` queries (SPEC §8): the reference graph as matches with references.
 
-``GraphKeeper`` keeps one workspace's graph in step with its files: tags come from the tags
-extractor (``ast_search``) through the shared ``TagsCache``, the graph (``sleuth.graph``) is
-updated only for files whose stamp changed, and it is cached in ``.sleuth/graph.json`` so a new
-process does not re-tag everything. A watched workspace skips the stamp pass while nothing
-changed.
+``GraphKeeper`` keeps one workspace's graph in step with its files: a file whose size and mtime
+are those it was last read at is not read again (a file modified in the last two seconds always
+is: its mtime may not move on a quick second write); a file read is re-tagged only when its
+stamp changed. Tags come from the tags extractor (``ast_search``) through the shared
+``TagsCache`` — or, for a cold build of many files, from worker processes on every core — and
+the graph (``sleuth.graph``) is cached in ``.sleuth/graph.db``, where an update rewrites only the
+rows of the files it changed, so a new process neither re-tags nor re-resolves anything. A
+watched workspace skips the stat pass while nothing changed.
 
 Answers are ordinary match lists, so every node and every use is a reference an agent can
 ``read`` or search inside:
@@ -21,33 +24,60 @@ Answers are ordinary match lists, so every node and every use is a reference an 
 from __future__ import annotations
 
 import contextlib
+import multiprocessing
+import os
+import time
 from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
 from sleuth.ast_search import TreeCache, language_for_path
-from sleuth.ast_search.tags import FileTags, tags_supported
+from sleuth.ast_search.tags import FileTags, extract_tags, tags_supported
 from sleuth.errors import NotFound
-from sleuth.graph import DEFAULT_CACHE, Graph
-from sleuth.graph import sync as sync_graph
+from sleuth.graph import DEFAULT_CACHE, FileRecord, Graph, GraphStore, make_record
+from sleuth.graph.records import RecordRow, record_from_row, record_to_row
 from sleuth.query.symbols_mode import SymbolSource, TagsCache
-from sleuth.workspace import FileEntry, Workspace
+from sleuth.workspace import FileEntry, FileText, Workspace
 
-__all__ = ["GraphKeeper", "plan_graph", "DEFAULT_DEPTH"]
+__all__ = ["GraphKeeper", "plan_graph", "DEFAULT_DEPTH", "POOL_MIN_FILES"]
 
 DEFAULT_DEPTH = 2
+POOL_MIN_FILES = 256
+"""Tag in worker processes when at least this many files need tagging (a cold build)."""
+_CHUNK = 48
+_RACY_NS = 2_000_000_000
+"""A file modified this recently may change again within its mtime's granularity unseen:
+its stat signature is not trusted (it is re-read and re-hashed until it is older)."""
+
+_Job = tuple[str, str, bytes, str]  # (path, language, bytes, stamp)
 
 
 class GraphKeeper:
-    """The graph of one workspace, synced by stamps before each query."""
+    """The graph of one workspace, synced by stat signature and stamp before each query."""
 
     def __init__(self, ws: Workspace) -> None:
         self._ws = ws
         self._graph: Graph | None = None
+        self._store = GraphStore(self.cache_path)
+        self._stats: dict[str, tuple[int, int]] = {}  # path -> (size, mtime) its stamp was read at
         self._synced_at: int | None = None
+        self._covered: dict[str, bool] = {}  # path -> has a language (graph files)
 
     @property
     def cache_path(self) -> str:
         return str(self._ws.root / DEFAULT_CACHE)
+
+    def close(self) -> None:
+        self._store.close()
+
+    def flush(self) -> int:
+        """Write what changed since the last write (e.g. edits confirmed by a language server)."""
+        if self._graph is None:
+            return 0
+        with contextlib.suppress(OSError):
+            return self._store.write(self._graph, self._stats)
+        return 0
 
     def graph(
         self, tags: TagsCache, trees: TreeCache | None, files: Sequence[FileEntry]
@@ -57,34 +87,120 @@ class GraphKeeper:
         if self._graph is not None and generation is not None and generation == self._synced_at:
             return self._graph
         if self._graph is None:
-            self._graph = Graph()
+            self._graph, self._stats = Graph(), {}
             with contextlib.suppress(Exception):  # a bad cache is only lost speed
-                self._graph = Graph.load(self.cache_path)
+                self._graph, stats = self._store.load()
+                self._stats = {p: s for p, s in stats.items() if self._graph.has_file(p)}
         graph = self._graph
-        stamps: dict[str, str] = {}
-        for entry in files:
-            if language_for_path(entry.path) is None:
-                continue
-            ft = self._ws.read(entry.path)
-            if ft is not None:
-                stamps[entry.path] = ft.stamp
-
-        def get_tags(path: str) -> tuple[Any, bytes | None]:
-            ft = self._ws.read(path)
-            lang = language_for_path(path) or ""
-            if ft is None:
-                return FileTags(path, lang, complete=False, reason="unreadable"), None
-            if not tags_supported(lang):
-                return FileTags(path, lang, complete=False, reason=f"no tags rules for {lang}"), ft.data
-            return tags.get(ft, lang, trees), ft.data
-
-        report = sync_graph(graph, stamps, get_tags)
-        if report.added or report.updated or report.removed:
+        changes, touched = self._changes(graph, self._graph_files(files), tags, trees)
+        if changes:
+            graph.apply(changes)
+        if changes or touched:
             with contextlib.suppress(OSError):
                 self._ws.state_dir  # noqa: B018 - creates .sleuth/ with its .gitignore
-                graph.save(self.cache_path)
+                self._store.write(graph, self._stats, touched)
         self._synced_at = generation
         return graph
+
+    def _graph_files(self, files: Sequence[FileEntry]) -> list[FileEntry]:
+        """The entries of ``files`` in a language the graph covers (memoised per path)."""
+        known = self._covered
+        out = []
+        for entry in files:
+            covered = known.get(entry.path)
+            if covered is None:
+                covered = known[entry.path] = language_for_path(entry.path) is not None
+            if covered:
+                out.append(entry)
+        return out
+
+    def _changes(
+        self, graph: Graph, files: list[FileEntry], tags: TagsCache, trees: TreeCache | None
+    ) -> tuple[dict[str, FileRecord | None], list[str]]:
+        """Records of the files whose content changed (None: gone), and files only touched."""
+        stats = self._stats
+        racy = time.time_ns() - _RACY_NS
+        jobs: list[tuple[FileText, str]] = []
+        touched: list[str] = []
+        seen: set[str] = set()
+        for entry in files:
+            path = entry.path
+            seen.add(path)
+            sig = (entry.size, entry.mtime_ns)
+            if stats.get(path) == sig:
+                continue  # same size and mtime as when its stamp was read: not re-read
+            ft = self._ws.read(path)
+            if ft is None:
+                seen.discard(path)  # unreadable: not in the graph
+                stats.pop(path, None)
+                continue
+            if entry.mtime_ns < racy:
+                stats[path] = sig
+            else:
+                stats.pop(path, None)
+            if graph.has_file(path) and ft.stamp and graph.stamp(path) == ft.stamp:
+                touched.append(path)
+            else:
+                jobs.append((ft, language_for_path(path) or ""))
+        changes: dict[str, FileRecord | None] = {}
+        new = sum(1 for ft, _ in jobs if not graph.has_file(ft.path))
+        if len(seen) - new != graph.file_count():  # some file of the graph is gone
+            for path in graph.files():
+                if path not in seen:
+                    changes[path] = None
+                    stats.pop(path, None)
+        if len(jobs) >= POOL_MIN_FILES and _can_fork():
+            with contextlib.suppress(OSError, BrokenProcessPool):  # then tag them here
+                changes.update(_tag_in_pool(jobs))
+                jobs = []
+        for ft, lang in jobs:
+            file_tags, data = _tags_of(ft, lang, tags, trees)
+            changes[ft.path] = make_record(file_tags, data, ft.stamp)
+        return changes, touched
+
+
+def _can_fork() -> bool:
+    """Worker processes are forked: a spawned one would re-run the caller's ``__main__``
+    (a script without a main guard would recurse), so without fork, tagging stays here.
+    Forking beside the watcher thread is as safe as ``ProcessPoolExecutor``'s own default,
+    which forks beside its management thread: the children only tag bytes and return rows."""
+    return (os.cpu_count() or 1) > 1 and "fork" in multiprocessing.get_all_start_methods()
+
+
+def _tags_of(
+    ft: FileText, lang: str, tags: TagsCache | None, trees: TreeCache | None
+) -> tuple[FileTags, bytes | None]:
+    if not tags_supported(lang):
+        return FileTags(ft.path, lang, complete=False, reason=f"no tags rules for {lang}"), ft.data
+    if tags is None:
+        return extract_tags(ft.path, ft.data, lang), ft.data
+    return tags.get(ft, lang, trees), ft.data
+
+
+def _tag_chunk(jobs: list[_Job]) -> list[tuple[str, RecordRow]]:
+    """Tag files in a worker process: each file's record as plain rows (cheap to send back)."""
+    out = []
+    for path, lang, data, stamp in jobs:
+        file_tags, _ = _tags_of(FileText(path, data, stamp), lang, None, None)
+        out.append((path, record_to_row(make_record(file_tags, data, stamp))))
+    return out
+
+
+def _tag_in_pool(jobs: list[tuple[FileText, str]]) -> dict[str, FileRecord | None]:
+    """Tag many files on every core (a cold build); records in the order of ``jobs``."""
+    workers = min(os.cpu_count() or 1, 8)
+    # Largest files first, in small chunks, so no worker is left with a long tail.
+    ordered = sorted(jobs, key=lambda j: -len(j[0].data))
+    chunks = [
+        [(ft.path, lang, ft.data, ft.stamp) for ft, lang in ordered[i : i + _CHUNK]]
+        for i in range(0, len(ordered), _CHUNK)
+    ]
+    rows: dict[str, RecordRow] = {}
+    ctx = multiprocessing.get_context("fork")
+    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+        for done in pool.map(_tag_chunk, chunks):
+            rows.update(done)
+    return {ft.path: record_from_row(ft.path, rows[ft.path]) for ft, _ in jobs}
 
 
 def _at_name(node: Any) -> tuple[int, int]:
@@ -106,9 +222,7 @@ def plan_graph(
     """(per-file matches, ranked matches for ``graph:`` alone, incomplete reason)."""
     source = SymbolSource()
     body = body.strip()
-    untagged = sorted(
-        f"{p} ({graph.record(p).reason})" for p in graph.files() if not graph.record(p).complete
-    )
+    untagged = [f"{p} ({reason})" for p, reason in graph.incomplete()]
     whole_reason = (
         f"{len(untagged)} file(s) without declarations in the graph: {', '.join(untagged[:5])}"
         + (" …" if len(untagged) > 5 else "")

@@ -390,7 +390,7 @@ def graph_answers(wb: Workbench, files: list[str]) -> Json:
 
 
 def cached_graph(root: Path) -> Graph:
-    """The graph as the workbench last saved it (``.sleuth/graph.json``)."""
+    """The graph as the workbench last saved it (``.sleuth/graph.db``)."""
     graph = Graph.load(str(root / DEFAULT_CACHE))
     assert graph.files(), "the graph cache was written"
     return graph

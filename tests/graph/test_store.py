@@ -1,4 +1,4 @@
-"""The ``.sleuth/graph.json`` cache and ``sync``."""
+"""The ``.sleuth/graph.db`` cache and ``sync``."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ def test_save_load_round_trip_keeps_everything(tmp_path: Path) -> None:
     helper = node_id(graph, "pkg/util.py", "helper")
     run = node_id(graph, "app/main.py", "run")
     graph.mark_semantic(run, helper)
-    cache = tmp_path / ".sleuth" / "graph.json"
+    cache = tmp_path / ".sleuth" / "graph.db"
     graph.save(str(cache))
     loaded = Graph.load(str(cache))
     assert loaded.snapshot() == graph.snapshot()
@@ -59,7 +59,7 @@ def test_sync_retags_only_changed_files(tmp_path: Path) -> None:
     assert report.added == sorted(PY) and report.updated == [] and report.removed == []
     assert graph.snapshot() == build_py(files).snapshot()
 
-    cache = str(tmp_path / "graph.json")
+    cache = str(tmp_path / "graph.db")
     graph.save(cache)
     graph = Graph.load(cache)
     asked.clear()

@@ -176,7 +176,7 @@ class Workbench:
         if req.cursor is not None:
             row, offset = self._pager.resolve_cursor(req)
             prepared = None
-            if row.resume_after is not None:
+            if self._pager.needs_scan(row, offset, req.limit):
                 prepared = self._prepare(replace(req, cursor=None))
             result = self._pager.next_page(row, offset, req.limit, prepared)
             result.query = req.query

@@ -4,7 +4,7 @@
 ``AstMatch`` (byte range + captures) in document order, following ast-grep's matching rules;
 ``literals`` is the prefilter hint the caller uses to skip files before parsing them.
 ``LANGUAGES`` is the per-language table; ``TreeCache`` keeps parse trees warm for the
-long-running faces.
+long-running faces; ``get_pool`` gives one-shot processes worker processes to parse in.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from sleuth.ast_search.matcher import STRICTNESS
 from sleuth.ast_search.pattern import MAX_PATTERN_CHARS
 from sleuth.ast_search.tags import FileTags, extract_tags, tags_supported
 from sleuth.ast_search.trees import TreeCache, parse
+from sleuth.ast_search.workers import MatchPool, PatternArgs, RawMatch, find_raw, get_pool
 
 __all__ = [
     "LANGUAGES",
@@ -30,6 +31,11 @@ __all__ = [
     "MAX_PATTERN_CHARS",
     "TreeCache",
     "parse",
+    "MatchPool",
+    "PatternArgs",
+    "RawMatch",
+    "find_raw",
+    "get_pool",
     "FileTags",
     "extract_tags",
     "tags_supported",

@@ -55,8 +55,12 @@ class AstMatch:
 class AstPattern:
     """A compiled structural pattern for one language."""
 
-    def __init__(self, compiled: CompiledPattern, spec: LangSpec, strictness: str) -> None:
+    def __init__(
+        self, compiled: CompiledPattern, spec: LangSpec, strictness: str, text: str, selector: str | None
+    ) -> None:
         self.lang = spec.name
+        self.args: tuple[str, str, str | None, str] = (text, spec.name, selector, strictness)
+        """(pattern, lang, selector, strictness): enough to compile it again (in a worker)."""
         self.spec = spec
         self.strictness = strictness
         self._compiled = compiled
@@ -148,7 +152,7 @@ def compile_pattern(
             details={"strictness": strictness, "known": list(STRICTNESS)},
         )
     compiled = compile_tree(pattern, spec, selector)
-    return AstPattern(compiled, spec, strictness)
+    return AstPattern(compiled, spec, strictness, pattern, selector)
 
 
 def _captures(env: Env) -> dict[str, Capture]:

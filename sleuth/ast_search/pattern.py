@@ -16,6 +16,7 @@ that parses (``class $C: $$$BODY``); those probes run only on the error path.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from enum import IntEnum
 
@@ -27,7 +28,9 @@ from sleuth.errors import InvalidQuery
 
 __all__ = ["Tag", "PNode", "CompiledPattern", "compile_tree", "MAX_PATTERN_CHARS"]
 
-MAX_PATTERN_CHARS = 20_000
+MAX_PATTERN_CHARS = 16 * 1024
+"""The same cap as a whole query (``query.request.MAX_QUERY_CHARS``): a longer pattern is
+``invalid_query`` whichever door it comes through."""
 _MAX_VAR_BYTES = 128  # longer node texts cannot be a single metavariable
 
 
@@ -331,6 +334,23 @@ def node_with_span(root: Node, start: int, end: int) -> Node | None:
         node = inner
 
 
+_BARE_VAR = re.compile(r"(?<![\w$'\"`])\$[A-Z_][A-Z0-9_]*(?![\w'\"`])")
+
+
+def _quoted_hint(parser: Parser, spec: LangSpec, original: str) -> str | None:
+    """A hint to quote a metavariable standing where the grammar wants a string literal
+    (``import $X from $Y`` in JavaScript), when quoting one makes the pattern parse."""
+    for m in _BARE_VAR.finditer(original):
+        candidate = f'{original[: m.start()]}"{m.group(0)}"{original[m.end() :]}'
+        root = parser.parse(substitute(candidate, spec.expando).encode()).root_node
+        if not root.has_error and root.named_child_count == 1:
+            return (
+                f"{m.group(0)} stands where {spec.name} expects a string literal: quote it, "
+                f"e.g. `{candidate}` (the metavariable then matches the string's content)"
+            )
+    return None
+
+
 def fragment_hint(parser: Parser, src: str, spec: LangSpec, original: str) -> str:
     """A sentence saying how to rewrite ``original`` (``src`` is it after substitution)."""
     for prefix, suffix in (*_FRAGMENT_CONTEXTS, *spec.contexts):
@@ -348,6 +368,9 @@ def fragment_hint(parser: Parser, src: str, spec: LangSpec, original: str) -> st
             f"pick the part with a selector, e.g. the context pattern `{context}` with "
             f"selector={node.type}"
         )
+    quoted = _quoted_hint(parser, spec, original)
+    if quoted is not None:
+        return quoted
     for tail in _COMPLETIONS:
         candidate = original + tail
         root = parser.parse(substitute(candidate, spec.expando).encode()).root_node

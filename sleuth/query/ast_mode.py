@@ -4,18 +4,33 @@ The pattern is compiled once per language present in the scope (or only ``lang``
 other languages are not read. A file is parsed only when it contains the pattern's literal
 tokens (checked on its bytes first), and in long-running faces its tree comes from a bounded
 ``TreeCache`` that reparses incrementally after a change.
+
+A one-shot process (no tree cache) with many files to parse hands them, in batches, to worker
+processes (``ast_search.workers``: tree-sitter holds the GIL while parsing) and takes the
+answers back in file order, so results, pages and resume keys are those of a serial scan.
+The matches of each file are memoised per request (bounded), so counting past a page, the
+snapshot after it and the next page's scan never parse a file twice.
 """
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Sequence
+from collections import Counter, OrderedDict, deque
+from collections.abc import Iterable, Iterator, Sequence
+from concurrent.futures import Future
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
+from typing import TypeVar
 
 from sleuth.ast_search import (
     AstPattern,
+    MatchPool,
+    PatternArgs,
+    RawMatch,
     TreeCache,
     compile_pattern,
+    find_raw,
     get_lang_spec,
+    get_pool,
     language_for_path,
 )
 from sleuth.errors import SleuthError
@@ -24,17 +39,79 @@ from sleuth.query.request import SearchRequest
 from sleuth.query.scan import Found
 from sleuth.workspace import FileEntry, FileText
 
-__all__ = ["AstSource", "plan_ast"]
+__all__ = ["AstSource", "plan_ast", "SERIAL_FILES"]
+
+T = TypeVar("T")
+
+SERIAL_FILES = 8  # files parsed in process before worker processes are worth their start
+BATCH_FILES = 8
+BATCH_BYTES = 128 * 1024
+MAX_PENDING_FILES = 256  # read ahead of the consumer at most this many files ...
+MAX_PENDING_BYTES = 32 * 1024 * 1024  # ... and this many bytes
+MEMO_FOUND = 200_000  # matches (plus one per file) memoised per request
+MEMO_REQUESTS = 4
+
+
+class _Memo:
+    """The matches of each scanned file of one request, by path and stamp (bounded)."""
+
+    def __init__(self) -> None:
+        self.files: dict[str, tuple[str, list[Found]]] = {}
+        self.size = 0
+
+    def get(self, ft: FileText) -> list[Found] | None:
+        hit = self.files.get(ft.path)
+        return hit[1] if hit is not None and hit[0] == ft.stamp else None
+
+    def put(self, ft: FileText, found: list[Found]) -> None:
+        cost = len(found) + 1
+        if ft.path in self.files or self.size + cost > MEMO_FOUND:
+            return
+        self.files[ft.path] = (ft.stamp, found)
+        self.size += cost
+
+
+_MEMOS: OrderedDict[str, _Memo] = OrderedDict()
+
+
+def _memo_for(key: str) -> _Memo:
+    memo = _MEMOS.get(key)
+    if memo is None:
+        memo = _MEMOS[key] = _Memo()
+        while len(_MEMOS) > MEMO_REQUESTS:
+            _MEMOS.popitem(last=False)
+    else:
+        _MEMOS.move_to_end(key)
+    return memo
+
+
+def _found(raw: list[RawMatch]) -> list[Found]:
+    return [(start, end, caps, None) for start, end, caps in raw]
+
+
+@dataclass
+class _Pending:
+    """One file of the parallel stream, answered or waiting for its batch."""
+
+    ft: FileText
+    extra: object
+    found: list[Found] | None
+    pattern: AstPattern | None
+    future: Future[list[list[RawMatch]]] | None = None
+    index: int = 0
 
 
 class AstSource:
     """Runs one compiled pattern per language over the files of that language."""
 
-    def __init__(self, patterns: dict[str, AstPattern], trees: TreeCache | None) -> None:
+    def __init__(
+        self, patterns: dict[str, AstPattern], trees: TreeCache | None, memo_key: str | None = None
+    ) -> None:
         self._patterns = patterns
         self._trees = trees
         only = next(iter(patterns.values())) if len(patterns) == 1 else None
         self._literals = only.literals if only is not None else None
+        self._memo = _memo_for(memo_key) if memo_key is not None else _Memo()
 
     @property
     def literals(self) -> Literals | None:
@@ -51,19 +128,119 @@ class AstSource:
     def spans(self, data: bytes, start: int) -> list[tuple[int, int]]:
         raise NotImplementedError("ast patterns need the file's path: use find_in_file")
 
-    def find_in_file(self, ft: FileText) -> list[Found]:
+    def _lookup(self, ft: FileText) -> tuple[list[Found] | None, AstPattern | None]:
+        """(matches, None) when known without parsing, else (None, the pattern to run)."""
+        hit = self._memo.get(ft)
+        if hit is not None:
+            return hit, None
         lang = language_for_path(ft.path)
         pattern = self._patterns.get(lang) if lang else None
         if pattern is None:
-            return []
+            return [], None
         if self._literals is None and pattern.literals and not file_may_match(pattern.literals, fold(ft.data)):
-            return []
-        tree = self._trees.get(ft.path, ft.stamp, ft.data, pattern.lang) if self._trees else None
-        found: list[Found] = []
-        for m in pattern.find(ft.data, tree):
-            caps = {name: (c.nodes, c.start_byte, c.end_byte) for name, c in m.captures.items()}
-            found.append((m.start_byte, m.end_byte, caps, None))
+            return [], None
+        return None, pattern
+
+    def _here(self, ft: FileText, pattern: AstPattern) -> list[Found]:
+        """Parse and match ``ft`` in this process (through the tree cache when there is one)."""
+        if self._trees is not None:
+            tree = self._trees.get(ft.path, ft.stamp, ft.data, pattern.lang)
+            raw = [
+                (m.start_byte, m.end_byte, {k: (c.nodes, c.start_byte, c.end_byte) for k, c in m.captures.items()})
+                for m in pattern.find(ft.data, tree)
+            ]
+        else:
+            raw = find_raw(pattern, ft.data)
+        found = _found(raw)
+        self._memo.put(ft, found)
         return found
+
+    def find_in_file(self, ft: FileText) -> list[Found]:
+        found, pattern = self._lookup(ft)
+        if found is not None:
+            return found
+        assert pattern is not None
+        return self._here(ft, pattern)
+
+    def find_in_files(self, items: Iterable[tuple[FileText, T]]) -> Iterator[tuple[FileText, T, list[Found]]]:
+        """``find_in_file`` of each item, in the items' order; after the first few parses, a
+        one-shot process parses the rest in worker processes."""
+        pool = get_pool() if self._trees is None else None
+        it = iter(items)
+        parsed = 0
+        for ft, extra in it:
+            found, pattern = self._lookup(ft)
+            if found is None:
+                assert pattern is not None
+                found = self._here(ft, pattern)
+                parsed += 1
+            yield ft, extra, found
+            if pool is not None and parsed >= SERIAL_FILES:
+                break
+        else:
+            return
+        yield from self._parallel(pool, it)
+
+    def _parallel(
+        self, pool: MatchPool, it: Iterator[tuple[FileText, T]]
+    ) -> Iterator[tuple[FileText, T, list[Found]]]:
+        pending: deque[_Pending] = deque()
+        batch: list[_Pending] = []
+        state = {"bytes": 0, "pending_bytes": 0}
+        batch_args: PatternArgs | None = None
+
+        def flush() -> None:
+            if batch and batch_args is not None:
+                future = pool.submit(batch_args, [p.ft.data for p in batch])
+                for i, p in enumerate(batch):
+                    p.future, p.index = future, i
+                batch.clear()
+                state["bytes"] = 0
+
+        def take(p: _Pending) -> tuple[FileText, T, list[Found]]:
+            state["pending_bytes"] -= len(p.ft.data)
+            if p.found is None:
+                if p.future is None:
+                    flush()
+                assert p.future is not None and p.pattern is not None
+                try:
+                    p.found = _found(p.future.result()[p.index])
+                    self._memo.put(p.ft, p.found)
+                except BrokenProcessPool:  # a worker died: this process does the work
+                    p.found = self._here(p.ft, p.pattern)
+            return p.ft, p.extra, p.found  # type: ignore[return-value]
+
+        def ready(p: _Pending) -> bool:
+            return p.found is not None or (p.future is not None and p.future.done())
+
+        try:
+            for ft, extra in it:
+                found, pattern = self._lookup(ft)
+                entry = _Pending(ft, extra, found, pattern)
+                pending.append(entry)
+                state["pending_bytes"] += len(ft.data)
+                if found is None:
+                    assert pattern is not None
+                    if batch and batch_args != pattern.args:
+                        flush()
+                    batch.append(entry)
+                    batch_args = pattern.args
+                    state["bytes"] += len(ft.data)
+                    if len(batch) >= BATCH_FILES or state["bytes"] >= BATCH_BYTES:
+                        flush()
+                while pending and (
+                    ready(pending[0])
+                    or len(pending) > MAX_PENDING_FILES
+                    or state["pending_bytes"] > MAX_PENDING_BYTES
+                ):
+                    yield take(pending.popleft())
+            flush()
+            while pending:
+                yield take(pending.popleft())
+        finally:
+            for p in pending:  # the consumer stopped early (a full page)
+                if p.future is not None:
+                    p.future.cancel()
 
 
 def plan_ast(
@@ -95,4 +272,4 @@ def plan_ast(
         raise first_error
     wanted = set(patterns)
     kept = [f for f in files if language_for_path(f.path) in wanted]
-    return AstSource(patterns, trees), kept
+    return AstSource(patterns, trees, req.identity_json()), kept

@@ -9,15 +9,18 @@ it (SPEC §3.3).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from sleuth.model import Match, SkipCounts
 from sleuth.prefilter import Literals, file_may_match, fold
 from sleuth.workspace import FileEntry, FileText, Workspace
 
-__all__ = ["split_resume", "resume_key", "SpanSource", "StructuredSource", "Found", "CaptureSpan", "FileHits", "Scanner", "make_match"]
+__all__ = [
+    "split_resume", "resume_key", "SpanSource", "StructuredSource", "BatchedSource", "Found",
+    "CaptureSpan", "FileHits", "Scanner", "make_match",
+]
 
 
 class SpanSource(Protocol):
@@ -43,6 +46,20 @@ class StructuredSource(SpanSource, Protocol):
 
     def find_in_file(self, ft: FileText) -> list[Found]:
         """(start, end, captures) of every match in ``ft``, in document order."""
+        ...
+
+
+T = TypeVar("T")
+
+
+@runtime_checkable
+class BatchedSource(Protocol):
+    """A structured source that may work ahead on the next files (e.g. in other processes).
+
+    ``find_in_files`` answers ``find_in_file`` of every item, in the items' order.
+    """
+
+    def find_in_files(self, items: Iterable[tuple[FileText, T]]) -> Iterator[tuple[FileText, T, list[Found]]]:
         ...
 
 
@@ -88,7 +105,8 @@ def resume_key(path: str, last: Found | None = None) -> str:
 def _captures(ft: FileText, caps: dict[str, CaptureSpan]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for name, (nodes, start, end) in caps.items():
-        line, _, end_line, _ = ft.locate(start, end)
+        line = ft.line_of(start)  # lines only: a capture shows no columns
+        end_line = ft.line_of(end - 1) if end > start else line
         out[name] = {
             "text": ft.data[start:end].decode("utf-8", errors="replace"),
             "nodes": nodes,
@@ -153,6 +171,7 @@ class Scanner:
         self._ranges = ranges
         # decided once: a runtime Protocol check per file costs more than reading the file
         self._structured: _Structured | None = source if isinstance(source, _Structured) else None
+        self._batched: BatchedSource | None = source if isinstance(source, BatchedSource) else None
         self.skipped = skipped if skipped is not None else SkipCounts()
         self._memo: tuple[str, str, list[Found]] | None = None  # the last file's matches
         self.files_scanned = 0
@@ -189,28 +208,44 @@ class Scanner:
             found = [f for f in found if (f[0], f[1]) > inside]
         return found
 
+    def _found_stream(self, after: str | None) -> Iterator[tuple[FileText, list[Found]]]:
+        """(file, its matches after ``after``) of every candidate file, in path order."""
+        files = self._files_from(after)
+        if self._batched is None:
+            for ft, inside in files:
+                yield ft, self._found_after(ft, inside)
+            return
+        # the source memoises per file itself (and may work ahead of this loop)
+        for ft, inside, found in self._batched.find_in_files(files):
+            found = self._in_ranges(ft, found)
+            if inside is not None:
+                found = [f for f in found if (f[0], f[1]) > inside]
+            yield ft, found
+
     def iter_hits(self, after: str | None = None) -> Iterator[FileHits]:
         """Files with at least one match, in path order, after the resume key ``after``."""
-        for ft, inside in self._files_from(after):
-            found = self._found_after(ft, inside)
+        for ft, found in self._found_stream(after):
             if found:
                 yield FileHits(ft.path, ft.stamp, ft, found, self._context)
 
     def count_rest(self, after: str | None) -> Iterator[int]:
         """Match counts of the files after ``after`` (cheap: no match records built)."""
-        for ft, inside in self._files_from(after):
-            yield len(self._found_after(ft, inside))
+        for _, found in self._found_stream(after):
+            yield len(found)
+
+    def _in_ranges(self, ft: FileText, found: list[Found]) -> list[Found]:
+        """Structural matches lying wholly inside one range of the scope (SPEC §5)."""
+        if self._ranges is None:
+            return found
+        ranges = self._ranges.get(ft.path, [])
+        return [f for f in found if any(s <= f[0] and f[1] <= e for s, e in ranges)]
 
     def _found(self, ft: FileText) -> list[Found]:
         """Matches in the whole file, or only inside the scope's ranges (SPEC §5)."""
         source = self._source
         ranges = None if self._ranges is None else self._ranges.get(ft.path, [])
         if self._structured is not None:
-            found = self._structured.find_in_file(ft)
-            if ranges is None:
-                return found
-            # structural matches must lie wholly inside one range
-            return [f for f in found if any(s <= f[0] and f[1] <= e for s, e in ranges)]
+            return self._in_ranges(ft, self._structured.find_in_file(ft))
         if ranges is None:
             return [(s, e, None, None) for s, e in source.spans(ft.data, ft.body_offset)]
         out: list[Found] = []

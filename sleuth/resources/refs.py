@@ -5,7 +5,9 @@
     SEARCH#H:all:line  every match of H (all pages), as whole lines
     SEARCH#H:all:match every match of H (all pages)
     SEARCH#H           the same as SEARCH#H:all:match (accepted by ``select`` and scopes)
-    RESULT#ID          a registered read/select/edit/capture result
+    RESULT#ID          a registered read/select/edit result (or a capture of an older engine)
+    RESULT#H:N:NAME    capture NAME of match N of search H (SPEC §5): derived from the match's
+                       own stored row, so registering a match writes no row per capture
 
 Malformed strings are ``invalid_query`` (what is wrong and the expected shape); well-formed
 strings that name nothing are ``not_found`` — decided by the registry, not here.
@@ -19,28 +21,39 @@ from typing import Literal
 
 from sleuth.errors import InvalidQuery
 
-__all__ = ["Ref", "parse_ref", "looks_like_ref", "Unit"]
+__all__ = ["Ref", "parse_ref", "looks_like_ref", "capture_ref", "Unit", "CAPTURE_SPANS"]
 
 Unit = Literal["line", "match"]
 
 _ID = r"[0-9a-f]{8}"
 _SEARCH = re.compile(rf"SEARCH#({_ID})(?::(all|[1-9][0-9]{{0,8}}):(line|match))?")
 _RESULT = re.compile(rf"RESULT#({_ID})")
+_CAPTURE = re.compile(rf"RESULT#({_ID}):([1-9][0-9]{{0,8}}):([A-Z0-9_]{{1,160}})")
 _SHAPES = (
-    "SEARCH#<8 hex>:<n>:line|match, SEARCH#<8 hex>:all:line|match, SEARCH#<8 hex> or "
-    "RESULT#<8 hex> (copy a reference from a previous answer)"
+    "SEARCH#<8 hex>:<n>:line|match, SEARCH#<8 hex>:all:line|match, SEARCH#<8 hex>, "
+    "RESULT#<8 hex> or RESULT#<8 hex>:<n>:<NAME> (copy a reference from a previous answer)"
 )
+_MAX_REF_CHARS = 200
+
+CAPTURE_SPANS = "capture_spans"
+"""Key of a stored match body holding ``{NAME: [start_byte, end_byte, line, end_line]}``: what
+a capture reference resolves to. Never shown: a page drops it (SPEC §3.4 lists no such field)."""
 
 
 @dataclass(frozen=True)
 class Ref:
-    """A parsed reference: which result, which match (None = all), which unit."""
+    """A parsed reference: which result, which match (None = all), which unit.
 
-    kind: Literal["search", "result"]
+    For a capture (``kind == "capture"``) ``result_id`` is the search holding the match, ``n``
+    the match and ``capture`` the metavariable's name.
+    """
+
+    kind: Literal["search", "result", "capture"]
     result_id: str
     n: int | None
     unit: Unit
     text: str
+    capture: str | None = None
 
     @property
     def is_all(self) -> bool:
@@ -52,9 +65,14 @@ def looks_like_ref(text: str) -> bool:
     return text.startswith(("SEARCH#", "RESULT#"))
 
 
+def capture_ref(result_id: str, n: int, name: str) -> str:
+    """The reference of capture ``name`` of match ``n`` of search ``result_id`` (``SEARCH#H``)."""
+    return f"RESULT#{result_id.removeprefix('SEARCH#')}:{n}:{name}"
+
+
 def parse_ref(text: str) -> Ref:
     """Parse a reference string; ``InvalidQuery`` naming the expected shapes if malformed."""
-    if not isinstance(text, str) or len(text) > 100:
+    if not isinstance(text, str) or len(text) > _MAX_REF_CHARS:
         raise InvalidQuery(f"not a reference: expected {_SHAPES}", details={"reference": str(text)[:100]})
     m = _SEARCH.fullmatch(text)
     if m:
@@ -64,4 +82,7 @@ def parse_ref(text: str) -> Ref:
     m = _RESULT.fullmatch(text)
     if m:
         return Ref("result", f"RESULT#{m.group(1)}", None, "match", text)
+    m = _CAPTURE.fullmatch(text)
+    if m:
+        return Ref("capture", f"SEARCH#{m.group(1)}", int(m.group(2)), "match", text, m.group(3))
     raise InvalidQuery(f"malformed reference {text!r}: expected {_SHAPES}", details={"reference": text})

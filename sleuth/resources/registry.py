@@ -160,7 +160,7 @@ class Registry:
         keep = max(1, min(max_results, count) // 2)
         with _immediate(conn):
             # newest by insertion order (rowid): results written in one transaction share a
-            # timestamp; captures go with the result they belong to
+            # timestamp; capture rows (of older engines) go with the result they belong to
             old = [
                 r[0]
                 for r in conn.execute(
@@ -216,21 +216,14 @@ class Registry:
             extra=json.loads(row[13]),
         )
 
-    def put_result(
-        self,
-        row: ResultRow,
-        matches: Iterable[MatchRow],
-        extra_results: Sequence[tuple[ResultRow, MatchRow]] = (),
-    ) -> None:
+    def put_result(self, row: ResultRow, matches: Iterable[MatchRow]) -> None:
         """Register ``row`` with its first stored matches (replacing an older row of that id),
-        plus one-range results registered with it (captures), in one transaction."""
+        in one transaction. Captures need no rows of their own: their references resolve from
+        the spans stored in their match's body."""
         conn = self._conn()
         with _immediate(conn):
             _insert_result(conn, row)
             _insert_matches(conn, row.id, matches)
-            for sub, match in extra_results:
-                _insert_result(conn, sub)
-                _insert_matches(conn, sub.id, [match])
         if self._puts % _PRUNE_EVERY == 0:
             self.prune()
         self._puts += 1
@@ -243,15 +236,11 @@ class Registry:
         resume_after: str | None,
         total: int | None,
         skipped: dict[str, int],
-        extra_results: Sequence[tuple[ResultRow, MatchRow]] = (),
     ) -> None:
         """Append matches found by a later page's scan and record how far the scan got."""
         conn = self._conn()
         with _immediate(conn):
             _insert_matches(conn, result_id, matches)
-            for sub, match in extra_results:
-                _insert_result(conn, sub)
-                _insert_matches(conn, sub.id, [match])
             conn.execute(
                 "UPDATE results SET stored = stored + ?, resume_after = ?, total = ?, skipped = ? "
                 "WHERE id = ?",

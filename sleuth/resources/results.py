@@ -16,7 +16,6 @@ result in the registry and cuts pages:
 
 from __future__ import annotations
 
-import json
 import time
 from typing import Any
 
@@ -29,6 +28,7 @@ from sleuth.query.request import SearchRequest
 from sleuth.query.scan import Scanner, resume_key
 from sleuth.query.text_mode import Stage
 from sleuth.resources.cursor import decode_cursor, encode_cursor
+from sleuth.resources.refs import CAPTURE_SPANS, capture_ref
 from sleuth.resources.registry import MatchRow, Registry, ResultRow
 from sleuth.resources.response import SearchResult, all_refs, match_body, numbered
 
@@ -38,49 +38,38 @@ COUNT_BUDGET_S = 0.025  # counting past a full page may not cost more than the p
 SUGGEST_BUDGET_S = 0.5
 MAX_SUGGESTIONS = 5
 SMALL_TREE_FILES = 1000  # up to this many files past the page are always counted
+EXTEND_AHEAD_MAX = 10_000  # a later page stores up to this many matches beyond the ones it shows
+AST_COUNT_SHARE = 1.0  # a structural count in a large tree may cost this share of its page
 FILE_SLACK = 1000  # a file with more matches than the page needs + this is paged inside itself
 SNAPSHOT_MAX = 2000  # results up to this many matches are stored whole by the first page
 
 
-Captured = list[tuple[ResultRow, MatchRow]]
-
-
-def _capture_results(
+def _capture_fields(
     result_id: str, n: int, m: Match
-) -> tuple[dict[str, Any] | None, Captured]:
-    """SPEC §5 captures ``{"NAME": {"text", "ref", "nodes"}}``, each a registered RESULT#."""
+) -> tuple[dict[str, Any] | None, dict[str, list[int]]]:
+    """SPEC §5 captures ``{"NAME": {"text", "ref", "nodes"}}`` and the spans their refs select.
+
+    A capture reference is derived from the match's own row (``RESULT#H:N:NAME``) and
+    resolved from the spans stored in the match body, so no row is written per capture.
+    """
     if m.captures is None:
-        return None, []
+        return None, {}
     shown: dict[str, Any] = {}
-    registered: Captured = []
+    spans: dict[str, list[int]] = {}
     for name, cap in m.captures.items():
-        key = f"{m.path}\0{cap['start_byte']}\0{cap['end_byte']}\0{m.stamp}\0{name}"
-        rid = f"RESULT#{xxhash.xxh3_64_hexdigest(key.encode())[:8]}"
-        shown[name] = {"text": cap["text"], "ref": rid, "nodes": cap["nodes"]}
-        source = f"{result_id}:{n}:match"
-        registered.append(
-            (
-                ResultRow(
-                    id=rid, kind="capture", request=json.dumps({"source": source, "capture": name}),
-                    fingerprint=key, mode="capture", fallback=None, broadened=False,
-                    complete=True, incomplete_reason=None, total=1, stored=1, resume_after=None,
-                    skipped={}, extra={"from": result_id},
-                ),
-                MatchRow(1, m.path, cap["start_byte"], cap["end_byte"], cap["line"], cap["end_line"], m.stamp, {}),
-            )
-        )
-    return shown, registered
+        shown[name] = {"text": cap["text"], "ref": capture_ref(result_id, n, name), "nodes": cap["nodes"]}
+        spans[name] = [cap["start_byte"], cap["end_byte"], cap["line"], cap["end_line"]]
+    return shown, spans
 
 
-def _rows(result_id: str, start_n: int, matches: list[Match]) -> tuple[list[MatchRow], Captured]:
+def _rows(result_id: str, start_n: int, matches: list[Match]) -> list[MatchRow]:
     rows: list[MatchRow] = []
-    captured: Captured = []
     for i, m in enumerate(matches):
         body = match_body(m)
-        shown, regs = _capture_results(result_id, start_n + i, m)
+        shown, spans = _capture_fields(result_id, start_n + i, m)
         if shown is not None:
             body["captures"] = shown
-            captured.extend(regs)
+            body[CAPTURE_SPANS] = spans
         rows.append(
             MatchRow(
                 n=start_n + i,
@@ -93,7 +82,13 @@ def _rows(result_id: str, start_n: int, matches: list[Match]) -> tuple[list[Matc
                 body=body,
             )
         )
-    return rows, captured
+    return rows
+
+
+def _shown(body: dict[str, Any]) -> dict[str, Any]:
+    """A stored body as a page shows it (without the capture spans kept for references)."""
+    body.pop(CAPTURE_SPANS, None)
+    return body
 
 
 def _incomplete_reason(skipped: SkipCounts) -> str | None:
@@ -139,9 +134,10 @@ class SearchPager:
             row = self._new_row(
                 prepared, result_id, prepared.route.mode, None, False, matches, None, len(matches)
             )
-            self._registry.put_result(row, *_rows(row.id, 1, matches))
+            self._registry.put_result(row, _rows(row.id, 1, matches))
             return row
         stage = prepared.stages[0]
+        started = time.monotonic()
         for stage in prepared.stages:
             scanner = prepared.scanner(stage)
             stored, resume_after = _collect(scanner, req.limit + 1, None)
@@ -150,7 +146,8 @@ class SearchPager:
         total: int | None = len(stored)
         counted = len(stored)
         if resume_after is not None:
-            counted, exact = _count(scanner, resume_after, len(stored))
+            always, budget = _count_policy(prepared, stage, time.monotonic() - started)
+            counted, exact = _count(scanner, resume_after, len(stored), always, budget)
             total = counted if exact else None
             if total is not None and total <= SNAPSHOT_MAX:
                 # small enough to keep whole: later pages then never depend on the disk
@@ -161,7 +158,7 @@ class SearchPager:
             prepared, result_id, stage.mode, stage.fallback, stage.broadened, stored, resume_after, total
         )
         row.extra["counted_at_least"] = counted
-        self._registry.put_result(row, *_rows(row.id, 1, stored))
+        self._registry.put_result(row, _rows(row.id, 1, stored))
         return row
 
     def _new_row_reason(self, prepared: Prepared) -> str | None:
@@ -212,6 +209,10 @@ class SearchPager:
             )
         return row, offset
 
+    def needs_scan(self, row: ResultRow, offset: int, limit: int) -> bool:
+        """Whether the page at ``offset`` must scan more files (else the registry answers it)."""
+        return row.resume_after is not None and row.stored < offset + limit
+
     def next_page(
         self, row: ResultRow, offset: int, limit: int, prepared: Prepared | None
     ) -> SearchResult:
@@ -224,10 +225,13 @@ class SearchPager:
         if row.stored < need and row.resume_after is not None:
             if prepared is None:
                 raise NotFound("the rest of this result can no longer be scanned; search again")
-            self._extend(row, prepared, need)
+            # store ahead (doubling, bounded): paging through a large result then scans and
+            # lists the workspace a logarithmic number of times, not once per page
+            ahead = min(row.stored, EXTEND_AHEAD_MAX)
+            self._extend(row, prepared, max(need, row.stored + ahead))
         rows = self._registry.matches(row.id, first, limit)
         more = row.stored >= need
-        matches = [numbered(row.id, r.n, r.body) for r in rows]
+        matches = [numbered(row.id, r.n, _shown(r.body)) for r in rows]
         next_cursor = (
             encode_cursor(self._registry.secret, row.id, first + len(rows)) if more and rows else None
         )
@@ -252,14 +256,9 @@ class SearchPager:
         scanner = prepared.scanner(stage)
         more, resume_after = _collect(scanner, need - row.stored, row.resume_after)
         total = row.total if resume_after is not None else row.stored + len(more)
-        rows, captured = _rows(row.id, row.stored + 1, more)
+        rows = _rows(row.id, row.stored + 1, more)
         self._registry.extend(
-            row.id,
-            rows,
-            resume_after=resume_after,
-            total=total,
-            skipped=row.skipped,
-            extra_results=captured,
+            row.id, rows, resume_after=resume_after, total=total, skipped=row.skipped
         )
         row.stored += len(more)
         row.resume_after = resume_after
@@ -315,13 +314,27 @@ def _collect(scanner: Scanner, want: int, after: str | None) -> tuple[list[Match
     return out, None
 
 
-def _count(scanner: Scanner, after: str, so_far: int) -> tuple[int, bool]:
-    """(count, exact): the rest counted; a small tree is always counted exactly (SPEC §3.4),
-    a large one only within the time budget."""
-    deadline = time.monotonic() + COUNT_BUDGET_S
+def _count_policy(prepared: Prepared, stage: Stage, page_s: float) -> tuple[int, float]:
+    """(files past the page always counted, time budget for the rest) of a first page.
+
+    A small tree is always counted exactly (SPEC §3.4). Past that, text counts the next
+    ``SMALL_TREE_FILES`` files (a text scan is cheap); a structural count parses and matches
+    every file, so in a large tree it gets only a budget: the time the page took.
+    """
+    if stage.mode != "ast":
+        return SMALL_TREE_FILES, COUNT_BUDGET_S
+    if len(prepared.files) <= SMALL_TREE_FILES:
+        return SMALL_TREE_FILES, COUNT_BUDGET_S
+    return 0, max(COUNT_BUDGET_S, AST_COUNT_SHARE * page_s)
+
+
+def _count(scanner: Scanner, after: str, so_far: int, always: int, budget: float) -> tuple[int, bool]:
+    """(count, exact): the rest counted; the first ``always`` files whatever it costs, the
+    others within ``budget`` seconds."""
+    deadline = time.monotonic() + budget
     total = so_far
     for files, n in enumerate(scanner.count_rest(after), start=1):
         total += n
-        if files > SMALL_TREE_FILES and time.monotonic() > deadline:
+        if files > always and time.monotonic() > deadline:
             return total, False
     return total, True

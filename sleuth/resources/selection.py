@@ -4,6 +4,7 @@
 workspace: a single-match reference costs one stat + one read + one hash of its file (the
 stamp check). Staleness follows SPEC §5:
 
+- a capture reference (``RESULT#H:N:NAME``) selects the span stored in match N's body;
 - a single-match reference (``SEARCH#H:N:…``, ``RESULT#…``) whose file changed is
   ``stale_reference``, naming the file and telling the user to re-run the search;
 - an ``:all`` reference whose files changed re-runs its original query in its original scope
@@ -19,7 +20,7 @@ from dataclasses import dataclass, field
 
 from sleuth.errors import NotFound, StaleReference
 from sleuth.query.request import SearchRequest
-from sleuth.resources.refs import Ref, Unit, parse_ref
+from sleuth.resources.refs import CAPTURE_SPANS, Ref, Unit, parse_ref
 from sleuth.resources.registry import MatchRow, Registry, ResultRow
 from sleuth.workspace import FileText, Workspace
 
@@ -93,16 +94,38 @@ class Resolver:
         if ref.kind == "result":
             rows = self._registry.matches(row.id, 1)
             return self._single(ref, row, rows, "match")
+        if ref.kind == "capture":
+            return self._capture(ref, row)
         if ref.n is not None:
-            rows = self._registry.matches(row.id, ref.n, 1)
-            if not rows:
-                raise NotFound(
-                    f"{ref.text}: result {row.id} has no match {ref.n}"
-                    + (f" (it has {row.total})" if row.total is not None else ""),
-                    details={"reference": ref.text},
-                )
-            return self._single(ref, row, rows, ref.unit)
+            return self._single(ref, row, [self._match(ref, row)], ref.unit)
         return self._all(ref, row)
+
+    def _match(self, ref: Ref, row: ResultRow) -> MatchRow:
+        assert ref.n is not None
+        rows = self._registry.matches(row.id, ref.n, 1)
+        if not rows:
+            raise NotFound(
+                f"{ref.text}: result {row.id} has no match {ref.n}"
+                + (f" (it has {row.total})" if row.total is not None else ""),
+                details={"reference": ref.text},
+            )
+        return rows[0]
+
+    def _capture(self, ref: Ref, row: ResultRow) -> Selection:
+        """Capture ``ref.capture`` of match ``ref.n``: the span stored with the match."""
+        match = self._match(ref, row)
+        span = match.body.get(CAPTURE_SPANS, {}).get(ref.capture or "")
+        if span is None:
+            raise NotFound(
+                f"{ref.text}: match {ref.n} of {row.id} has no capture {ref.capture} "
+                "(an absent capture has no reference)",
+                details={"reference": ref.text},
+            )
+        start, end, line, end_line = span
+        sub = MatchRow(1, match.path, start, end, line, end_line, match.stamp, {})
+        sel = self._single(ref, row, [sub], "match")
+        sel.complete = True  # one exact range, whatever the rest of its search
+        return sel
 
     # -- single references: stale when the file changed ------------------------------------
 

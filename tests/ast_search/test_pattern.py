@@ -11,6 +11,7 @@ import pytest
 
 from sleuth.ast_search import MAX_PATTERN_CHARS, compile_pattern
 from sleuth.errors import InvalidQuery, Unsupported
+from sleuth.query.request import MAX_QUERY_CHARS
 
 AST_GREP = Path(sys.executable).parent / "ast-grep"
 needs_ast_grep = pytest.mark.skipif(not AST_GREP.exists(), reason="ast-grep-cli missing")
@@ -118,7 +119,18 @@ def test_bad_inputs() -> None:
         compile_pattern("{$K: $V}", "python", selector="no_such_kind")
     with pytest.raises(InvalidQuery, match="too long|limited"):
         compile_pattern("foo(" + "a, " * 35_000 + "b)", "python")
-    assert MAX_PATTERN_CHARS == 20_000
+    # one cap whichever door a pattern comes through (a query, or compile_pattern itself)
+    assert MAX_PATTERN_CHARS == MAX_QUERY_CHARS
+    with pytest.raises(InvalidQuery, match="limited to 16384"):
+        compile_pattern("foo(" + "a, " * 5_500 + "b)", "python")
+
+
+def test_a_bare_metavariable_where_a_string_goes_gets_a_quoting_hint() -> None:
+    for lang in ("typescript", "javascript"):
+        with pytest.raises(InvalidQuery) as err:
+            compile_pattern("import $X from $Y", lang)
+        assert 'quote it, e.g. `import $X from "$Y"`' in err.value.details["hint"]
+        compile_pattern('import $X from "$Y"', lang)  # the suggestion parses
 
 
 def test_aliases_are_accepted() -> None:

@@ -1,0 +1,164 @@
+"""``ast:`` scans in worker processes answer exactly what a serial scan answers.
+
+Also: each file is parsed once per request (counting past a page, the snapshot after it and
+later pages reuse its matches), a large tree's structural count stops at its budget, and a
+paged result stores ahead so later pages need no new scan.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import sleuth.query.ast_mode as ast_mode
+import sleuth.resources.results as results
+from sleuth.api import Workbench
+from sleuth.ast_search import MatchPool, compile_pattern, find_raw
+from tests.conftest import MakeWorkspace
+
+
+def _tree(files: int = 40) -> dict[str, str | bytes]:
+    out: dict[str, str | bytes] = {}
+    for i in range(files):
+        body = "".join(f"def f{i}_{j}(a, *b):\n    return g(a, {j})\n\n" for j in range(i % 4))
+        out[f"pkg/m{i:03}.py"] = f"import os\n\n{body}class C{i}:\n    def m(self):\n        pass\n"
+    out["pkg/empty.py"] = "x = 1\n"
+    out["notes.txt"] = "def f(a): pass\n"
+    return out
+
+
+def _walk(root: Path, query: str, limit: int, fresh: str = "none") -> list[list[dict[str, Any]]]:
+    """Every page of ``query`` (matches without their result-specific references); ``fresh``
+    is an exclude glob matching nothing, so the search is not the registered one."""
+    wb = Workbench(root, build_index=False)
+    pages: list[list[dict[str, Any]]] = []
+    cursor = None
+    while True:
+        page = wb.search(query, limit=limit, cursor=cursor, exclude=[fresh]).to_json()
+        pages.append(
+            [
+                {**m, "ref": None, "captures": {k: (c["text"], c["nodes"]) for k, c in (m["captures"] or {}).items()}}
+                for m in page["matches"]
+            ]
+        )
+        cursor = page["next_cursor"]
+        if cursor is None:
+            return pages
+
+
+class _SpyPool:
+    """The real pool, counting batches."""
+
+    def __init__(self, pool: MatchPool) -> None:
+        self.pool = pool
+        self.batches = 0
+
+    def submit(self, args: Any, datas: list[bytes]) -> Any:
+        self.batches += 1
+        return self.pool.submit(args, datas)
+
+
+@pytest.mark.parametrize("query", ["ast:def $F($$$A): $$$B", "ast:g($A, $B)", "ast:return $X"])
+@pytest.mark.parametrize("limit", [3, 500])
+def test_parallel_pages_equal_serial_pages(
+    make_workspace: MakeWorkspace, monkeypatch: pytest.MonkeyPatch, query: str, limit: int
+) -> None:
+    root = make_workspace(_tree())
+    monkeypatch.setattr(ast_mode, "get_pool", lambda: None)
+    serial = _walk(root, query, limit)
+
+    spy = _SpyPool(MatchPool(2))
+    monkeypatch.setattr(ast_mode, "get_pool", lambda: spy)
+    monkeypatch.setattr(ast_mode, "SERIAL_FILES", 1)
+    monkeypatch.setattr(ast_mode, "BATCH_FILES", 3)
+    monkeypatch.setattr(ast_mode, "MAX_PENDING_FILES", 5)
+    ast_mode._MEMOS.clear()
+    try:
+        parallel = _walk(root, query, limit, fresh="again")
+    finally:
+        spy.pool.shutdown()
+    assert spy.batches > 0  # the workers did take part
+    assert parallel == serial
+    assert sum(len(p) for p in serial) > limit or len(serial) == 1
+
+
+def test_workers_answer_what_the_process_finds() -> None:
+    pattern = compile_pattern("def $F($$$A): $$$B", "python")
+    datas = [b"def a(x, y):\n    return 1\n", b"x = 1\n", b"def b():\n    def c(): pass\n"]
+    pool = MatchPool(2)
+    try:
+        answered = pool.submit(pattern.args, datas).result()
+    finally:
+        pool.shutdown()
+    assert answered == [find_raw(pattern, d) for d in datas]
+    assert [len(a) for a in answered] == [1, 0, 2]
+    assert answered[0][0][2]["A"] == (2, 6, 10)  # (named nodes, start, end) of "x, y"
+
+
+def test_each_file_is_parsed_once_per_request(
+    make_workspace: MakeWorkspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = make_workspace(_tree())
+    parsed: list[int] = []
+    real = ast_mode.find_raw
+
+    def counting(pattern: Any, data: bytes) -> Any:
+        parsed.append(len(data))
+        return real(pattern, data)
+
+    monkeypatch.setattr(ast_mode, "find_raw", counting)
+    monkeypatch.setattr(ast_mode, "get_pool", lambda: None)
+    pages = _walk(root, "ast:def $F($$$A): $$$B", 2)  # a page, the count, the snapshot, pages
+    with_def = [p for p, text in _tree().items() if p.endswith(".py") and "def" in str(text)]
+    assert len(parsed) == len(with_def) == 40  # pkg/empty.py is never parsed (no "def")
+    assert sum(len(p) for p in pages) == sum(i % 4 for i in range(40)) + 40
+
+
+def test_a_large_tree_counts_structural_matches_within_a_budget(
+    make_workspace: MakeWorkspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = make_workspace(_tree())
+    small = Workbench(root, build_index=False).search("ast:return $X", limit=2).to_json()
+    assert small["total"] == sum(i % 4 for i in range(40))  # a small tree: exact
+
+    monkeypatch.setattr(results, "SMALL_TREE_FILES", 30)  # as if the tree (41 .py) were large
+    monkeypatch.setattr(results, "COUNT_BUDGET_S", -1.0)
+    monkeypatch.setattr(results, "AST_COUNT_SHARE", 0.0)
+    large = Workbench(root, build_index=False).search("ast:return $X", limit=2, exclude=["x"]).to_json()
+    assert large["total"] is None and 3 <= large["total_at_least"] < small["total"]
+    text = Workbench(root, build_index=False).search("return", limit=2).to_json()
+    counted = text["total"] if text["total"] is not None else text["total_at_least"]
+    assert counted > large["total_at_least"]  # text still counts 30 files past its page
+
+
+def test_later_pages_are_stored_ahead(make_workspace: MakeWorkspace, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = make_workspace(_tree())
+    monkeypatch.setattr(results, "SNAPSHOT_MAX", 0)  # page by page
+    monkeypatch.setattr(results, "SMALL_TREE_FILES", 0)
+    monkeypatch.setattr(results, "COUNT_BUDGET_S", -1.0)
+    monkeypatch.setattr(results, "AST_COUNT_SHARE", 0.0)
+    wb = Workbench(root, build_index=False)
+    scans: list[str] = []
+    real = Workbench._prepare
+
+    def prepare(self: Workbench, req: Any) -> Any:
+        scans.append(req.query)
+        return real(self, req)
+
+    monkeypatch.setattr(Workbench, "_prepare", prepare)
+    numbers: list[int] = []
+    cursor = None
+    pages = 0
+    while True:
+        page = wb.search("ast:return $X", limit=2, cursor=cursor).to_json()
+        numbers += [m["n"] for m in page["matches"]]
+        pages += 1
+        cursor = page["next_cursor"]
+        if cursor is None:
+            break
+    total = sum(i % 4 for i in range(40))
+    assert numbers == list(range(1, total + 1))
+    assert pages == (total + 1) // 2
+    assert len(scans) < pages // 2  # storing ahead doubles: few pages scan at all

@@ -146,6 +146,7 @@ class Engines:
     make_servers: Callable[[], Any] | None = None
     symbol_paths: dict[str, str] = field(default_factory=dict)  # id -> path hints (symbol:#)
     graph: Any = None  # sleuth.query.graph_mode.GraphKeeper, made on the first graph: query
+    confirmer: Any = None  # sleuth.query.graph_confirm.Confirmer, made on the first graph:#ID
 
 
 def prepare(
@@ -255,6 +256,18 @@ def _plan_graph(prepared: Prepared, engines: Engines) -> None:
     # the answer depends on the whole workspace, whatever the scope: so do its sync and identity
     everything = ws.list_files().files
     graph = engines.graph.graph(engines.tags, engines.trees, everything)
+    body = prepared.route.body.strip()
+    if body.startswith("#"):  # the one declaration this query touches: ask its server
+        from sleuth.query.graph_confirm import Confirmer
+
+        if engines.servers is None and engines.make_servers is not None:
+            engines.servers = engines.make_servers()
+        if engines.confirmer is None:
+            engines.confirmer = Confirmer(ws)
+        note = engines.confirmer.confirm(graph, body[1:], engines.servers)
+        if note:
+            prepared.notes.append(note)
+        engines.graph.flush()
     prepared.fingerprint = _fingerprint(req, everything)
     source, ranked, reason = plan_graph(
         ws, prepared.route.body, prepared.scope, graph,

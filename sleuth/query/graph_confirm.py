@@ -1,0 +1,90 @@
+"""Language-server confirmation of a declaration's graph edges (issue 7, SPEC §7–§8).
+
+The graph resolves uses by name, scope and import rules (``precision: "syntactic"``). When a
+``graph:#ID`` query touches a declaration whose language has a server running, the server's
+``textDocument/references`` for that declaration is asked once and every incoming reference
+edge whose occurrences the server lists in full is marked ``semantic``; an edge the server does
+not list stays ``syntactic`` (the server disagrees, or the edge is a same-name guess). Only the
+declarations queries touch are asked — never a crawl of the workspace.
+
+The answer is remembered per declaration with the stamps of the files involved, so repeating
+the query costs no server round trip until one of those files changes (the graph itself drops
+confirmations of a file whose content changed).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from sleuth.errors import SleuthError
+from sleuth.graph import Graph
+from sleuth.workspace import Workspace
+
+__all__ = ["Confirmer", "CONFIRMED_KINDS"]
+
+CONFIRMED_KINDS = frozenset({"references", "calls", "inherits", "imports"})
+"""Edge kinds a server's reference list can confirm (``contains`` is the file's structure)."""
+MAX_REMEMBERED = 4096
+
+
+def _overlaps(a_start: int, a_end: int, b_start: int, b_end: int) -> bool:
+    """True when two byte ranges share a byte, or an empty one sits at the other's start."""
+    return a_start < b_end and b_start < a_end or a_start == b_start
+
+
+class Confirmer:
+    """Asks language servers about the declarations ``graph:#ID`` queries touch."""
+
+    def __init__(self, ws: Workspace) -> None:
+        self._ws = ws
+        self._asked: dict[str, frozenset[tuple[str, str]]] = {}
+
+    def _stamps(self, paths: Iterable[str]) -> frozenset[tuple[str, str]]:
+        out = set()
+        for path in paths:
+            try:
+                ft = self._ws.read(path)
+            except SleuthError:
+                ft = None
+            out.add((path, ft.stamp if ft is not None else ""))
+        return frozenset(out)
+
+    def confirm(self, graph: Graph, node_id: str, servers: Any) -> str | None:
+        """Confirm ``node_id``'s incoming edges; a note when no server could be asked."""
+        if servers is None:
+            return None
+        view = graph.node_view(node_id)  # NotFound for an unknown id, as the query itself
+        node = view.node
+        if node.is_file or node.start_byte is None:
+            return None
+        lang = servers.language_of(node.path)
+        uses = [u for u in view.incoming if u.kind in CONFIRMED_KINDS]
+        if lang is None or not uses:
+            return None
+        files = {node.path, *(u.occurrence.path for u in uses)}
+        stamps = self._stamps(files)
+        if self._asked.get(node_id) == stamps:
+            return None
+        try:
+            if not servers.serving(lang):
+                return None
+            found = servers.references(node.path, node.start_byte, include_declaration=True)
+        except SleuthError as exc:
+            return f"edges of {node.name} not checked by a language server: {exc.message}"
+        at: dict[str, list[tuple[int, int]]] = {}
+        for loc in found:
+            at.setdefault(loc.path, []).append((loc.start_byte, loc.end_byte))
+        verdict: dict[tuple[str, str, str], bool] = {}
+        for use in uses:
+            occ = use.occurrence
+            listed = any(
+                _overlaps(occ.start_byte, occ.end_byte, s, e) for s, e in at.get(occ.path, ())
+            )
+            verdict[use.edge] = verdict.get(use.edge, True) and listed  # all occurrences or none
+        for key, ok in verdict.items():
+            graph.confirm(key, semantic=ok)
+        if len(self._asked) >= MAX_REMEMBERED:
+            self._asked.clear()
+        self._asked[node_id] = stamps
+        return None

@@ -124,13 +124,14 @@ def _listing_digest(files: list[FileEntry]) -> str:
     return digest
 
 
-ENGINE_VERSION = "sleuth-0.1/results-5"
+ENGINE_VERSION = "sleuth-0.1/results-6"
 """Part of every result's identity: answers stored by an older engine are never reused."""
 
 
-def _fingerprint(req: SearchRequest, files: list[FileEntry]) -> str:
+def _fingerprint(req: SearchRequest, files: list[FileEntry], setup: str = "") -> str:
     h = xxhash.xxh3_64(ENGINE_VERSION.encode())
     h.update(req.identity_json().encode())
+    h.update(setup.encode())
     h.update(_listing_digest(files).encode())
     return h.hexdigest()
 
@@ -147,6 +148,15 @@ class Engines:
     symbol_paths: dict[str, str] = field(default_factory=dict)  # id -> path hints (symbol:#)
     graph: Any = None  # sleuth.query.graph_mode.GraphKeeper, made on the first graph: query
     confirmer: Any = None  # sleuth.query.graph_confirm.Confirmer, made on the first graph:#ID
+
+
+def _setup(rt: Route, engines: Engines) -> str:
+    """What besides the request and the files shapes an answer: whether language servers may
+    answer (``symbols:``, ``symbol:#`` and ``graph:`` are semantic with them, syntactic
+    without), so a face without servers never reuses a stored semantic answer, or the reverse."""
+    if rt.mode not in ("symbols", "symbol", "graph"):
+        return ""
+    return "servers" if engines.servers is not None or engines.make_servers is not None else ""
 
 
 def prepare(
@@ -175,7 +185,7 @@ def prepare(
         scope=scope,
         files=files,
         skipped=listing.skipped,
-        fingerprint=_fingerprint(req, files),
+        fingerprint=_fingerprint(req, files, _setup(rt, engines)),
     )
     if rt.mode == "files":
         from sleuth.text_search.frecency import git_frecency
@@ -268,7 +278,7 @@ def _plan_graph(prepared: Prepared, engines: Engines) -> None:
         if note:
             prepared.notes.append(note)
         engines.graph.flush()
-    prepared.fingerprint = _fingerprint(req, everything)
+    prepared.fingerprint = _fingerprint(req, everything, _setup(prepared.route, engines))
     source, ranked, reason = plan_graph(
         ws, prepared.route.body, prepared.scope, graph,
         navigation=req.navigation, depth=req.depth, limit=req.limit,
@@ -323,6 +333,7 @@ def _prepare_in_ranges(
     h = xxhash.xxh3_64(ENGINE_VERSION.encode())
     h.update(req.identity_json().encode())
     h.update(repr(sorted(scope_ranges)).encode())
+    h.update(_setup(rt, engines).encode())
     prepared = Prepared(
         ws=ws, request=req, route=rt, scope=req.path, files=files, skipped=SkipCounts(),
         fingerprint=h.hexdigest(), ranges=ranges,

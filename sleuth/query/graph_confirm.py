@@ -69,7 +69,8 @@ class Confirmer:
         try:
             if not servers.serving(lang):
                 return None
-            found = servers.references(node.path, node.start_byte, include_declaration=True)
+            at_name = graph.g.nodes[node_id].get("name_start", node.start_byte)
+            found = servers.references(node.path, at_name, include_declaration=True)
         except SleuthError as exc:
             return f"edges of {node.name} not checked by a language server: {exc.message}"
         at: dict[str, list[tuple[int, int]]] = {}

@@ -146,6 +146,16 @@ def test_every_graph_use_is_confirmed_or_marked_syntactic(comparison: Comparison
             assert use in d.server_uses or precision == "syntactic", (d.name, use, precision)
 
 
+def test_graph_id_marks_what_the_server_confirms_semantic(comparison: Comparison) -> None:
+    """``graph:#ID`` asks ty about the declaration it touches: every use ty lists (and whose
+    edge has no other, unlisted occurrence) is ``semantic``; at least the agreed uses are."""
+    semantic = {(d.id, use) for d in comparison.decls
+                for use, precision in d.graph_uses.items() if precision == "semantic"}
+    agreed = {(d.id, use) for d in comparison.decls for use in d.graph_uses.keys() & d.server_uses}
+    assert semantic <= agreed
+    assert len(semantic) >= 0.8 * len(agreed), (len(semantic), len(agreed))
+
+
 def test_agreement_with_the_server_is_high(comparison: Comparison) -> None:
     rate = comparison.agreed / comparison.uses
     disagreements = {d.name: sorted(d.graph_uses.keys() - d.server_uses) for d in comparison.decls

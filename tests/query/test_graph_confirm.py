@@ -45,7 +45,7 @@ class Servers:
     def references(self, path: str, offset: int, include_declaration: bool = False) -> list[Loc]:
         self.calls.append((path, offset))
         target = next(n for n in self.graph.g.nodes
-                      if self.graph.g.nodes[n].get("start_byte") == offset
+                      if self.graph.g.nodes[n].get("name_start") == offset
                       and self.graph.g.nodes[n].get("path") == path)
         view = self.graph.node_view(target)
         return [Loc(u.occurrence.path, u.occurrence.start_byte, u.occurrence.end_byte)

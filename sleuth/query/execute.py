@@ -238,7 +238,12 @@ def _plan_symbols(
     if rt.mode == "symbol":
         source = plan_symbol_id(ws, rt.body, engines.symbol_paths.get(rt.body), finder)
     else:
-        everything = ws.list_files().files if req.navigation == "references" else None
+        whole = prepared.scope == "" and not req.include and not req.exclude
+        everything = (
+            (prepared.files if whole else ws.list_files().files)
+            if req.navigation == "references"
+            else None
+        )
         source = plan_symbols(ws, rt.body, prepared.files, everything, finder, ranges)
     missing = _languages_without_symbols(prepared.files, req.lang)
     if missing:
@@ -264,7 +269,8 @@ def _plan_graph(prepared: Prepared, engines: Engines) -> None:
         engines.graph = GraphKeeper(prepared.ws)
     ws, req = prepared.ws, prepared.request
     # the answer depends on the whole workspace, whatever the scope: so do its sync and identity
-    everything = ws.list_files().files
+    whole = prepared.scope == "" and not req.include and not req.exclude
+    everything = prepared.files if whole else ws.list_files().files
     graph = engines.graph.graph(engines.tags, engines.trees, everything)
     body = prepared.route.body.strip()
     if body.startswith("#"):  # the one declaration this query touches: ask its server

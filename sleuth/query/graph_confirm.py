@@ -37,18 +37,13 @@ class Confirmer:
     """Asks language servers about the declarations ``graph:#ID`` queries touch."""
 
     def __init__(self, ws: Workspace) -> None:
-        self._ws = ws
+        self._ws = ws  # the workspace whose graph is confirmed (one confirmer per workspace)
         self._asked: dict[str, frozenset[tuple[str, str]]] = {}
 
-    def _stamps(self, paths: Iterable[str]) -> frozenset[tuple[str, str]]:
-        out = set()
-        for path in paths:
-            try:
-                ft = self._ws.read(path)
-            except SleuthError:
-                ft = None
-            out.add((path, ft.stamp if ft is not None else ""))
-        return frozenset(out)
+    @staticmethod
+    def _stamps(graph: Graph, paths: Iterable[str]) -> frozenset[tuple[str, str]]:
+        """The stamps the graph holds (it was synced with the files just before)."""
+        return frozenset((p, graph.stamp(p) if graph.has_file(p) else "") for p in paths)
 
     def confirm(self, graph: Graph, node_id: str, servers: Any) -> str | None:
         """Confirm ``node_id``'s incoming edges; a note when no server could be asked."""
@@ -63,7 +58,7 @@ class Confirmer:
         if lang is None or not uses:
             return None
         files = {node.path, *(u.occurrence.path for u in uses)}
-        stamps = self._stamps(files)
+        stamps = self._stamps(graph, files)
         if self._asked.get(node_id) == stamps:
             return None
         try:

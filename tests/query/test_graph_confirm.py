@@ -14,6 +14,7 @@ from sleuth.graph import Graph
 from sleuth.lsp_bridge.servers import language_of
 from sleuth.query.graph_confirm import Confirmer
 from sleuth.workspace import Workspace
+from tests.graph.fixtures import py_tags
 from tests.graph.helpers import build_py, node_id
 from tests.graph.project import PY
 
@@ -83,7 +84,9 @@ def test_the_server_is_asked_again_only_after_a_file_changed(tmp_path: Path) -> 
     confirmer.confirm(graph, helper, servers)
     confirmer.confirm(graph, helper, servers)
     assert len(servers.calls) == 1
-    (tmp_path / "app/main.py").write_text(PY["app/main.py"] + "\n# touched\n")
+    touched = PY["app/main.py"] + "\n# touched\n"
+    (tmp_path / "app/main.py").write_text(touched)
+    graph.update_file(py_tags("app/main.py", touched), touched.encode())  # as the keeper syncs
     confirmer.confirm(graph, helper, servers)
     assert len(servers.calls) == 2
 

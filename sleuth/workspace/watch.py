@@ -10,7 +10,6 @@ if the watcher cannot start or dies, nothing is cached (every query walks, as a 
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 from collections.abc import Callable
@@ -23,7 +22,11 @@ SETTLE_S = 1.5  # inotify watches on a large tree take up to ~1.2 s to set up (r
 class ChangeWatcher:
     """Watches ``root`` in a daemon thread; ``generation`` increases on every change."""
 
-    def __init__(self, root: str, on_change: Callable[[set[str]], None] | None = None) -> None:
+    def __init__(
+        self, root: str, on_change: Callable[[set[tuple[str, str]]], None] | None = None
+    ) -> None:
+        """``on_change`` gets each batch as ``{(kind, absolute path)}``, kind ``added``,
+        ``modified`` or ``deleted``, after ``generation`` moved."""
         self._root = root.rstrip("/")
         self._skip = (self._root + "/.git/", self._root + "/.sleuth/")
         self._on_change = on_change
@@ -70,7 +73,7 @@ class ChangeWatcher:
             ):
                 self.generation += 1
                 if self._on_change is not None:
-                    self._on_change({os.path.basename(p) for _, p in changes})
+                    self._on_change({(change.name, p) for change, p in changes})
         except Exception:  # noqa: BLE001 - any watcher failure only turns caching off
             self.failed = True
             self.generation += 1

@@ -23,6 +23,7 @@ from typing import Any
 from sleuth.errors import InvalidPath, NotFound
 from sleuth.model import SkipCounts
 from sleuth.workspace.ignore import IgnoreStack, base_stack
+from sleuth.workspace.listing_patch import patch_listings
 from sleuth.workspace.paths import PathGlobs, normalize_rel
 from sleuth.workspace.policy import AccessPolicy, load_config, resolve_max_filesize
 from sleuth.workspace.reader import ContentCache, Reader
@@ -125,8 +126,13 @@ class Workspace:
         self._own_changes += 1
         self._listings.clear()
 
-    def _changed(self, names: set[str]) -> None:
-        self._listings.clear()
+    def _changed(self, changes: set[tuple[str, str]]) -> None:
+        """A batch of watcher events: patch the cached listings when only listed files changed
+        content (an edit saved in place or by rename), else drop them (the next query walks)."""
+        names = {os.path.basename(p) for _, p in changes}
+        if not patch_listings(self._listings, changes, self._prefix, self.max_filesize, names,
+                              self.generation):
+            self._listings.clear()
         if names & {"pyproject.toml", ".sleuth.toml"}:
             self.config = load_config(self._root)
             self.max_filesize = resolve_max_filesize(self._max_filesize_arg, self.config)

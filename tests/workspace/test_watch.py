@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import pytest
 
@@ -59,3 +60,80 @@ def test_deny_rules_reload_on_config_change(make_workspace: MakeWorkspace, monke
         (root / ".sleuth.toml").write_text('deny = ["secret.txt"]\n')
         assert _wait(lambda: ws.generation != gen and ws.is_denied("secret.txt"))
         assert [m["path"] for m in wb.search("needle", context=0).to_json()["matches"]] == ["a.txt"]
+
+
+def _watched(make_workspace: MakeWorkspace, monkeypatch: pytest.MonkeyPatch,
+             files: dict[str, str]) -> tuple[Any, Any]:
+    monkeypatch.setattr(watch, "SETTLE_S", 0.3)
+    root = make_workspace(files)
+    wb = Workbench(root, watch=True, build_index=False, servers=False)
+    assert _wait(lambda: wb.workspace.generation is not None)
+    return root, wb
+
+
+def _count_walks(ws: Any, monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    walks: list[int] = []
+    real = ws._walk
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        walks.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(ws, "_walk", counting)
+    return walks
+
+
+@pytest.mark.parametrize("how", ["in place", "rename over"])
+def test_an_edit_of_a_listed_file_patches_the_listing_without_a_walk(
+    how: str, make_workspace: MakeWorkspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root, wb = _watched(make_workspace, monkeypatch,
+                        {"a.txt": "needle\n", "b.txt": "x\n", ".gitignore": "skip/\n",
+                         "skip/c.txt": "needle\n"})
+    with wb:
+        ws = wb.workspace
+        before = ws.list_files()
+        walks = _count_walks(ws, monkeypatch)
+        gen = ws.generation
+        if how == "in place":
+            with open(root / "b.txt", "a") as fh:
+                fh.write("needle needle\n")
+        else:
+            (root / "b.txt.tmp").write_text("x\nneedle needle\n")
+            (root / "b.txt.tmp").replace(root / "b.txt")
+        (root / "skip/c.txt").write_text("needle, still ignored\n")
+        assert _wait(lambda: ws.generation != gen)
+        time.sleep(0.2)  # let a second batch (if any) land
+        after = ws.list_files()
+        assert walks == []  # patched, not walked
+        assert after.paths == before.paths == [".gitignore", "a.txt", "b.txt"]
+        size = (root / "b.txt").stat().st_size
+        assert [f.size for f in after.files if f.path == "b.txt"] == [size]
+        assert [f.size for f in before.files if f.path == "b.txt"] == [2]  # handed out earlier
+        assert wb.search("needle").to_json()["total"] == 3
+
+
+@pytest.mark.parametrize("change", ["new file", "deleted file", "ignore rules"])
+def test_other_changes_still_walk(
+    change: str, make_workspace: MakeWorkspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root, wb = _watched(make_workspace, monkeypatch,
+                        {"a.txt": "needle\n", "b.txt": "needle\n", "skip/c.txt": "needle\n"})
+    with wb:
+        ws = wb.workspace
+        ws.list_files()
+        walks = _count_walks(ws, monkeypatch)
+        gen = ws.generation
+        expected = {"new file": [".n.txt", "a.txt", "b.txt", "skip/c.txt"],
+                    "deleted file": ["a.txt", "skip/c.txt"],
+                    "ignore rules": [".gitignore", "a.txt", "b.txt"]}[change]
+        if change == "new file":
+            (root / ".n.txt").write_text("needle\n")
+        elif change == "deleted file":
+            (root / "b.txt").unlink()
+        else:
+            (root / ".gitignore").write_text("skip/\n")
+        assert _wait(lambda: ws.generation != gen)
+        time.sleep(0.2)
+        assert ws.list_files().paths == expected
+        assert walks != []

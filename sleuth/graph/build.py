@@ -35,7 +35,14 @@ from sleuth.graph import rank as ranking
 from sleuth.graph.model import Dependent, FileView, NodeView, Ranked
 from sleuth.graph.modules import ModuleIndex, provided_keys
 from sleuth.graph.records import DefRow, FileRecord, FileTags, RecordRow, def_rows, make_record
-from sleuth.graph.resolve import EdgeKey, FileIndex, Resolution, Resolver, changed_keys
+from sleuth.graph.resolve import (
+    EdgeKey,
+    FileIndex,
+    Resolution,
+    Resolver,
+    changed_keys,
+    shape_of,
+)
 from sleuth.graph.table import RecordTable, ResolutionRow, resolution_from_row, resolution_to_row
 
 if TYPE_CHECKING:
@@ -127,7 +134,8 @@ class Graph:
                 keys |= provided_keys(path)
             for key in keys:
                 affected |= self._key_users.get(key, set())
-            affected |= self._readers.get(path, set())
+            if old is None or rec is None or shape_of(old) != shape_of(rec):
+                affected |= self._readers.get(path, set())  # else they read nothing that moved
             if old is not None and (rec is None or rec.stamp != old.stamp or not rec.stamp):
                 # The content changed: a server's confirmation of its uses no longer holds.
                 kept = {k: p for k, p in self._semantic.items() if p != path}

@@ -35,6 +35,7 @@ __all__ = [
     "Occ",
     "name_key",
     "changed_keys",
+    "shape_of",
 ]
 
 EDGE_KIND = {"call": "calls", "reference": "references", "import": "imports", "inherit": "inherits"}
@@ -96,6 +97,19 @@ class FileIndex:
                 imported.setdefault(alias or ref.name, []).append((ref.module, ref.name))
         family = language_family(rec.lang, rec.path)
         return cls({d.id: d for d in rec.defs}, by_qualified, scope, family, imported, stars)
+
+
+def shape_of(rec: FileRecord) -> tuple[object, ...]:
+    """What resolving *another* file can read of ``rec``: its declarations (id, name, kind,
+    container), its imports and its ``inherit`` uses — never a position. An edit that keeps
+    the shape (a change inside bodies) cannot change any other file's edges."""
+    defs = tuple(sorted((d.id, d.name, d.kind, d.container, d.qualified) for d in rec.defs))
+    uses = tuple(
+        (r.kind, r.name, r.module, r.enclosing, recv)
+        for r, recv in zip(rec.refs, rec.receivers, strict=True)
+        if r.kind in ("import", "inherit")
+    )
+    return (rec.lang, defs, uses)
 
 
 def name_key(path: str, name: str) -> str:

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import os
+from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sleuth.errors import NotFound
 from sleuth.graph import Graph
+from sleuth.graph.resolve import Resolver
 from tests.graph.fixtures import py_tags
 from tests.graph.helpers import build_py, edges
 from tests.graph.project import PY
@@ -49,10 +51,15 @@ VARIANTS: dict[str, list[str | None]] = {
     "other/__init__.py": [None, "from .tools import unrelated\n"],
     "src/pkg/__init__.py": [None, ""],
 }
+# Edits inside bodies only (every position moves, no declaration, import or base changes):
+# the files that read these keep their edges without being resolved again.
+MOVED = "# a comment that moves every position\n\n"
+for _path in ("pkg/util.py", "pkg/models.py", "other/tools.py"):
+    VARIANTS[_path].append(MOVED + PY[_path].replace("return", "return  "))
 PATHS = sorted(VARIANTS)
 EXAMPLES = int(os.environ.get("GRAPH_EXAMPLES", "60"))  # modest by default; 500 passes too
 
-edit = st.tuples(st.sampled_from(PATHS), st.integers(min_value=0, max_value=3))
+edit = st.tuples(st.sampled_from(PATHS), st.integers(min_value=0, max_value=5))
 
 
 def _current(state: dict[str, str | None]) -> dict[str, str]:
@@ -116,3 +123,32 @@ def test_an_appearing_package_module_takes_over_an_import() -> None:
     graph.update_file(py_tags("pkg/util/__init__.py", text), text.encode())
     expected = build_py({**PY, "pkg/util/__init__.py": text})
     assert graph.snapshot() == expected.snapshot()
+
+
+HUB = {
+    "lib/base.py": "class Base:\n    def save(self):\n        return 1\n",
+    "app/user.py": "from lib.base import Base\n\n\nclass User(Base):\n"
+                   "    def go(self):\n        return self.save()\n",
+}
+
+
+def test_a_body_only_edit_resolves_only_the_edited_file(monkeypatch: Any) -> None:
+    graph = build_py(HUB)
+    assert graph._readers.get("lib/base.py") == {"app/user.py"}  # self.save() reads Base
+    resolved: list[str] = []
+    real = Resolver.resolve_file
+
+    def spy(self: Resolver, path: str) -> Any:
+        resolved.append(path)
+        return real(self, path)
+
+    monkeypatch.setattr(Resolver, "resolve_file", spy)
+    moved = MOVED + HUB["lib/base.py"].replace("return 1", "return  2")
+    graph.update_file(py_tags("lib/base.py", moved), moved.encode())
+    assert resolved == ["lib/base.py"]  # its reader keeps its edges without a new resolution
+    assert graph.snapshot() == build_py({**HUB, "lib/base.py": moved}).snapshot()
+    resolved.clear()
+    added = HUB["lib/base.py"] + "\n    def go(self):\n        return 3\n"  # a new member
+    graph.update_file(py_tags("lib/base.py", added), added.encode())
+    assert sorted(resolved) == ["app/user.py", "lib/base.py"]  # the shape changed
+    assert graph.snapshot() == build_py({**HUB, "lib/base.py": added}).snapshot()

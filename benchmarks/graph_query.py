@@ -20,7 +20,9 @@ never touch the shared corpus):
   queries), which changes nothing but the request's identity, so the result registry cannot
   hand back a stored answer (an exclude glob would do that too, but would also miss the
   workspace's listing cache);
-* **edit -> next query** -- a function appended to one file from outside (``--edits`` files:
+* **edit -> next query** -- a function appended to one file from outside, and apart from that
+  a body edit (a comment before the first line: every position moves, no declaration does)
+  (``--edits`` files:
   the file of the top-ranked declaration, a hub many files import, then the files with the
   most declarations), then the time of the next ``graph:PATH`` of that file. The watching
   Workbench is first given the time its watcher needs to notice the write (reported apart; an
@@ -84,6 +86,11 @@ APPEND = {
     ".c": "\nstatic int sleuth_bench_probe_{n}(void)\n{{\n\treturn {name}();\n}}\n",
 }
 APPEND[".h"] = APPEND[".c"]
+# A comment put before the first line: every position moves, no declaration or import changes
+# (the usual agent edit is inside a body; the graph re-resolves only the edited file then).
+PREPEND = {".py": "# sleuth bench {n}\n", ".ts": "// sleuth bench {n}\n",
+           ".js": "// sleuth bench {n}\n", ".c": "/* sleuth bench {n} */\n",
+           ".h": "/* sleuth bench {n} */\n"}
 
 
 def named_trees(names: list[str]) -> list[tuple[str, Path]]:
@@ -182,22 +189,32 @@ def wait_for_watcher(wb: Workbench, start: int | None) -> float:
     return time.perf_counter() - t0
 
 
-def edit_then_query(wb: Workbench, root: Path, path: str, name: str) -> tuple[float, float]:
-    """Append a probe function to ``path`` from outside; seconds of the next ``graph:PATH``.
+def edit_then_query(
+    wb: Workbench, root: Path, path: str, name: str, body: bool = False
+) -> tuple[float, float]:
+    """Append a probe function to ``path`` from outside (``body``: put a comment before its
+    first line instead); seconds of the next ``graph:PATH``.
 
     A watching workbench is given the time its watcher needs to notice (returned second); the
     file is restored afterwards.
     """
     n = next(_nonce)
-    text = APPEND[Path(path).suffix].format(n=n, name=name)
+    suffix = Path(path).suffix
     original = (root / path).read_bytes()
-    before = wb.search(f"graph:{path}", limit=1, depth=nonce()).to_json()["total"]
+    first = wb.search(f"graph:{path}", limit=1, depth=nonce()).to_json()
+    before, line = first["total"], first["matches"][0]["line"]
     start = wb.workspace.generation
-    with open(root / path, "ab") as fh:
-        fh.write(text.encode())
+    if body:
+        (root / path).write_bytes(PREPEND[suffix].format(n=n).encode() + original)
+    else:
+        with open(root / path, "ab") as fh:
+            fh.write(APPEND[suffix].format(n=n, name=name).encode())
     noticed = wait_for_watcher(wb, start)
     seconds, res = timed(lambda: wb.search(f"graph:{path}", limit=20, depth=nonce()).to_json())
-    assert res["total"] == before + 1, f"the edit of {path} was seen"
+    if body:
+        assert res["matches"][0]["line"] == line + 1, f"the edit of {path} was seen"
+    else:
+        assert res["total"] == before + 1, f"the edit of {path} was seen"
     start = wb.workspace.generation
     (root / path).write_bytes(original)
     wait_for_watcher(wb, start)
@@ -248,6 +265,9 @@ def measure(label: str, source: Path, rounds: int, edits: int, trace: bool, prof
         targets = edit_targets(wb, files, path, edits)
         out["edit_files"] = [p for p, _ in targets]
         out["edit_unwatched_ms"] = [edit_then_query(wb, root, p, n)[0] * 1000 for p, n in targets]
+        out["body_unwatched_ms"] = [
+            edit_then_query(wb, root, p, n, body=True)[0] * 1000 for p, n in targets
+        ]
         watched = Workbench(root, servers=False, watch=True)
         watched.search("graph:", limit=20)
         time.sleep(1.0)  # the watcher's watches in place: its generation becomes trustworthy
@@ -256,6 +276,9 @@ def measure(label: str, source: Path, rounds: int, edits: int, trace: bool, prof
         timings = [edit_then_query(watched, root, p, n) for p, n in targets]
         out["edit_watched_ms"] = [t * 1000 for t, _ in timings]
         out["watcher_ms"] = [w * 1000 for _, w in timings]
+        out["body_watched_ms"] = [
+            edit_then_query(watched, root, p, n, body=True)[0] * 1000 for p, n in targets
+        ]
         if prof:
             fresh = Path(tmp) / "fresh"
             shutil.copytree(root, fresh, symlinks=True, ignore=shutil.ignore_patterns(".sleuth"))
@@ -307,14 +330,19 @@ def markdown(results: list[dict[str, Any]]) -> str:
         )
     rows += [
         "",
-        "| tree | face | `graph:PATH` (ms) | `graph:#ID` (ms) | `graph:` top 20 (ms) | edit -> next `graph:PATH` (ms) |",
-        "|---|---|---|---|---|---|",
+        "| tree | face | `graph:PATH` (ms) | `graph:#ID` (ms) | `graph:` top 20 (ms) | "
+        "new function -> next `graph:PATH` (ms) | body edit -> next `graph:PATH` (ms) |",
+        "|---|---|---|---|---|---|---|",
     ]
     for r in results:
-        for face, w, e in (("unwatched, edit written from outside", r["warm"], r["edit_unwatched_ms"]),
-                           ("watching (`watch=True`), edit noticed by the watcher", r["warm_watched"], r["edit_watched_ms"])):
+        for face, w, e, b in (
+            ("unwatched, edit written from outside", r["warm"], r["edit_unwatched_ms"],
+             r["body_unwatched_ms"]),
+            ("watching (`watch=True`), edit noticed by the watcher", r["warm_watched"],
+             r["edit_watched_ms"], r["body_watched_ms"]),
+        ):
             rows.append(f"| {r['tree']} | {face} | {w['graph:PATH']:.0f} | {w['graph:#ID']:.0f} | "
-                        f"{w['graph:']:.0f} | {fmt_ms(e)} |")
+                        f"{w['graph:']:.0f} | {fmt_ms(e)} | {fmt_ms(b)} |")
     rows.append("")
     rows += [f"Watcher latency (write -> generation moves), {r['tree']}: {fmt_ms(r['watcher_ms'])} ms; "
              f"edited: {', '.join(r['edit_files'])}; top-ranked: {r['top']}." for r in results]

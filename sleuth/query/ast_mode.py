@@ -9,7 +9,8 @@ A one-shot process (no tree cache) with many files to parse hands them, in batch
 processes (``ast_search.workers``: tree-sitter holds the GIL while parsing) and takes the
 answers back in file order, so results, pages and resume keys are those of a serial scan.
 The matches of each file are memoised per request (bounded), so counting past a page, the
-snapshot after it and the next page's scan never parse a file twice.
+snapshot after it and the next page's scan never parse a file twice; a batch already running
+in a worker when a page stopped reading is not lost either: the next scan takes its answers.
 """
 
 from __future__ import annotations
@@ -58,6 +59,9 @@ class _Memo:
     def __init__(self) -> None:
         self.files: dict[str, tuple[str, list[Found]]] = {}
         self.size = 0
+        # (stamp, batch, index) of files whose batch was already running when a page stopped
+        # reading: the request's next scan takes their answers instead of parsing them again
+        self.inflight: dict[str, tuple[str, Future[list[list[RawMatch]]], int]] = {}
 
     def get(self, ft: FileText) -> list[Found] | None:
         hit = self.files.get(ft.path)
@@ -69,6 +73,10 @@ class _Memo:
             return
         self.files[ft.path] = (ft.stamp, found)
         self.size += cost
+
+    def take_inflight(self, ft: FileText) -> tuple[Future[list[list[RawMatch]]], int] | None:
+        hit = self.inflight.pop(ft.path, None)
+        return (hit[1], hit[2]) if hit is not None and hit[0] == ft.stamp else None
 
 
 _MEMOS: OrderedDict[str, _Memo] = OrderedDict()
@@ -155,6 +163,17 @@ class AstSource:
         self._memo.put(ft, found)
         return found
 
+    def _answer(
+        self, ft: FileText, pattern: AstPattern, future: Future[list[list[RawMatch]]], index: int
+    ) -> list[Found]:
+        """The matches of ``ft`` from its worker batch (parsed here if a worker died)."""
+        try:
+            found = _found(future.result()[index])
+        except BrokenProcessPool:
+            return self._here(ft, pattern)
+        self._memo.put(ft, found)
+        return found
+
     def find_in_file(self, ft: FileText) -> list[Found]:
         found, pattern = self._lookup(ft)
         if found is not None:
@@ -172,7 +191,8 @@ class AstSource:
             found, pattern = self._lookup(ft)
             if found is None:
                 assert pattern is not None
-                found = self._here(ft, pattern)
+                running = self._memo.take_inflight(ft)
+                found = self._answer(ft, pattern, *running) if running else self._here(ft, pattern)
                 parsed += 1
             yield ft, extra, found
             if pool is not None and parsed >= SERIAL_FILES:
@@ -203,11 +223,7 @@ class AstSource:
                 if p.future is None:
                     flush()
                 assert p.future is not None and p.pattern is not None
-                try:
-                    p.found = _found(p.future.result()[p.index])
-                    self._memo.put(p.ft, p.found)
-                except BrokenProcessPool:  # a worker died: this process does the work
-                    p.found = self._here(p.ft, p.pattern)
+                p.found = self._answer(p.ft, p.pattern, p.future, p.index)
             return p.ft, p.extra, p.found  # type: ignore[return-value]
 
         def ready(p: _Pending) -> bool:
@@ -219,7 +235,10 @@ class AstSource:
                 entry = _Pending(ft, extra, found, pattern)
                 pending.append(entry)
                 state["pending_bytes"] += len(ft.data)
-                if found is None:
+                running = self._memo.take_inflight(ft) if found is None else None
+                if running is not None:
+                    entry.future, entry.index = running
+                elif found is None:
                     assert pattern is not None
                     if batch and batch_args != pattern.args:
                         flush()
@@ -239,8 +258,8 @@ class AstSource:
                 yield take(pending.popleft())
         finally:
             for p in pending:  # the consumer stopped early (a full page)
-                if p.future is not None:
-                    p.future.cancel()
+                if p.found is None and p.future is not None and not p.future.cancel():
+                    self._memo.inflight[p.ft.path] = (p.ft.stamp, p.future, p.index)
 
 
 def plan_ast(

@@ -104,11 +104,12 @@ def resume_key(path: str, last: Found | None = None) -> str:
 
 def _captures(ft: FileText, caps: dict[str, CaptureSpan]) -> dict[str, Any]:
     out: dict[str, Any] = {}
+    lines_of = ft.lines_of
+    data = ft.data
     for name, (nodes, start, end) in caps.items():
-        line = ft.line_of(start)  # lines only: a capture shows no columns
-        end_line = ft.line_of(end - 1) if end > start else line
+        line, end_line = lines_of(start, end)  # lines only: a capture shows no columns
         out[name] = {
-            "text": ft.data[start:end].decode("utf-8", errors="replace"),
+            "text": data[start:end].decode("utf-8", errors="replace"),
             "nodes": nodes,
             "start_byte": start,
             "end_byte": end,
@@ -140,7 +141,7 @@ def make_match(
         column=column,
         end_line=end_line,
         end_column=end_column,
-        text=ft.snippet(start, end),
+        text=ft.snippet(start, end, (line, end_line)),
         before=before,
         after=after,
         stamp=ft.stamp,

@@ -29,6 +29,7 @@ SCHEMA_VERSION = 1
 MAX_RESULTS = 5000  # beyond these the oldest results are forgotten (their references: not_found)
 MAX_MATCH_ROWS = 2_000_000
 _PRUNE_EVERY = 200
+_encode = json.JSONEncoder(ensure_ascii=False).encode  # json.dumps(ensure_ascii=False), made once
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -279,7 +280,7 @@ def _insert_matches(conn: sqlite3.Connection, result_id: str, matches: Iterable[
         (
             (
                 result_id, m.n, m.path, m.start_byte, m.end_byte, m.line, m.end_line, m.stamp,
-                json.dumps(m.body, ensure_ascii=False),
+                _encode(m.body),
             )
             for m in matches
         ),

@@ -11,7 +11,9 @@ result in the registry and cuts pages:
   matches is then stored whole (a true snapshot), a larger one is stored page by page, files
   not yet delivered being read when their page is asked for;
 - result ids are deterministic (the request plus a fingerprint of the listed files), so the
-  same search over unchanged files answers the same ``SEARCH#`` id through every face.
+  same search over unchanged files answers the same ``SEARCH#`` id through every face;
+- the rows a pager stored last stay in memory (bounded), so the pages cut from them are not
+  read back and decoded from the registry, which holds the same rows.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ EXTEND_AHEAD_MAX = 10_000  # a later page stores up to this many matches beyond 
 AST_COUNT_SHARE = 1.0  # a structural count in a large tree may cost this share of its page
 FILE_SLACK = 1000  # a file with more matches than the page needs + this is paged inside itself
 SNAPSHOT_MAX = 2000  # results up to this many matches are stored whole by the first page
+RECENT_MAX = 2 * EXTEND_AHEAD_MAX  # the last rows stored are kept in memory up to this many
 
 
 def _capture_fields(
@@ -56,8 +59,9 @@ def _capture_fields(
         return None, {}
     shown: dict[str, Any] = {}
     spans: dict[str, list[int]] = {}
+    ref = capture_ref(result_id, n, "")  # + the capture's name
     for name, cap in m.captures.items():
-        shown[name] = {"text": cap["text"], "ref": capture_ref(result_id, n, name), "nodes": cap["nodes"]}
+        shown[name] = {"text": cap["text"], "ref": ref + name, "nodes": cap["nodes"]}
         spans[name] = [cap["start_byte"], cap["end_byte"], cap["line"], cap["end_line"]]
     return shown, spans
 
@@ -86,8 +90,11 @@ def _rows(result_id: str, start_n: int, matches: list[Match]) -> list[MatchRow]:
 
 
 def _shown(body: dict[str, Any]) -> dict[str, Any]:
-    """A stored body as a page shows it (without the capture spans kept for references)."""
-    body.pop(CAPTURE_SPANS, None)
+    """A stored body as a page shows it (without the capture spans kept for references);
+    ``body`` itself is left as it is (it may be a row kept in memory)."""
+    if CAPTURE_SPANS in body:
+        body = dict(body)
+        del body[CAPTURE_SPANS]
     return body
 
 
@@ -105,6 +112,30 @@ class SearchPager:
 
     def __init__(self, registry: Registry) -> None:
         self._registry = registry
+        # the rows this pager stored last (result id, rows numbered from rows[0].n on): the
+        # pages cut from them next need not read back and decode what was just encoded
+        self._recent: tuple[str, list[MatchRow]] | None = None
+
+    def _store(self, row: ResultRow, rows: list[MatchRow], *, extend: bool) -> None:
+        if extend:
+            self._registry.extend(
+                row.id, rows, resume_after=row.resume_after, total=row.total, skipped=row.skipped
+            )
+        else:
+            self._registry.put_result(row, rows)
+        self._recent = (row.id, rows) if 0 < len(rows) <= RECENT_MAX else None
+
+    def _stored_rows(self, row: ResultRow, first: int, limit: int) -> list[MatchRow]:
+        """Matches ``first`` .. ``first + limit - 1`` of ``row``: from memory when this pager
+        stored them last (the registry holds the same rows), else from the registry."""
+        recent = self._recent
+        if recent is not None and recent[0] == row.id:
+            rows = recent[1]
+            lo, hi = rows[0].n, rows[-1].n
+            last = min(first + limit - 1, row.stored)
+            if lo <= first and last <= hi and hi <= row.stored:
+                return rows[first - lo : last - lo + 1]
+        return self._registry.matches(row.id, first, limit)
 
     # -- first page -------------------------------------------------------------------------
 
@@ -134,7 +165,7 @@ class SearchPager:
             row = self._new_row(
                 prepared, result_id, prepared.route.mode, None, False, matches, None, len(matches)
             )
-            self._registry.put_result(row, _rows(row.id, 1, matches))
+            self._store(row, _rows(row.id, 1, matches), extend=False)
             return row
         stage = prepared.stages[0]
         started = time.monotonic()
@@ -158,7 +189,7 @@ class SearchPager:
             prepared, result_id, stage.mode, stage.fallback, stage.broadened, stored, resume_after, total
         )
         row.extra["counted_at_least"] = counted
-        self._registry.put_result(row, _rows(row.id, 1, stored))
+        self._store(row, _rows(row.id, 1, stored), extend=False)
         return row
 
     def _new_row_reason(self, prepared: Prepared) -> str | None:
@@ -229,7 +260,7 @@ class SearchPager:
             # lists the workspace a logarithmic number of times, not once per page
             ahead = min(row.stored, EXTEND_AHEAD_MAX)
             self._extend(row, prepared, max(need, row.stored + ahead))
-        rows = self._registry.matches(row.id, first, limit)
+        rows = self._stored_rows(row, first, limit)
         more = row.stored >= need
         matches = [numbered(row.id, r.n, _shown(r.body)) for r in rows]
         next_cursor = (
@@ -257,12 +288,10 @@ class SearchPager:
         more, resume_after = _collect(scanner, need - row.stored, row.resume_after)
         total = row.total if resume_after is not None else row.stored + len(more)
         rows = _rows(row.id, row.stored + 1, more)
-        self._registry.extend(
-            row.id, rows, resume_after=resume_after, total=total, skipped=row.skipped
-        )
-        row.stored += len(more)
         row.resume_after = resume_after
         row.total = total
+        self._store(row, rows, extend=True)
+        row.stored += len(more)
 
     def complete(self, row: ResultRow, prepared: Prepared) -> ResultRow:
         """Scan the rest of a paged result so every match of every page is stored."""

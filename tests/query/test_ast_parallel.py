@@ -162,3 +162,42 @@ def test_later_pages_are_stored_ahead(make_workspace: MakeWorkspace, monkeypatch
     assert numbers == list(range(1, total + 1))
     assert pages == (total + 1) // 2
     assert len(scans) < pages // 2  # storing ahead doubles: few pages scan at all
+
+
+class _EagerPool:
+    """Answers each batch at once in this process: every batch has run before a page stops."""
+
+    def __init__(self) -> None:
+        self.sent: list[bytes] = []
+
+    def submit(self, args: Any, datas: list[bytes]) -> Any:
+        from concurrent.futures import Future
+
+        from sleuth.ast_search.workers import _find_batch
+
+        self.sent += datas
+        future: Future[Any] = Future()
+        future.set_running_or_notify_cancel()
+        future.set_result(_find_batch(args, datas))
+        return future
+
+
+def test_batches_run_past_a_page_are_not_parsed_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    from sleuth.workspace import FileText
+
+    pattern = compile_pattern("def $F($$$A): $$$B", "python")
+    files = [FileText(f"m{i:02}.py", f"def f{i}(a):\n    return {i}\n".encode(), "s") for i in range(20)]
+    pool = _EagerPool()
+    monkeypatch.setattr(ast_mode, "get_pool", lambda: pool)
+    monkeypatch.setattr(ast_mode, "SERIAL_FILES", 1)
+    monkeypatch.setattr(ast_mode, "BATCH_FILES", 8)
+    ast_mode._MEMOS.clear()
+    source = ast_mode.AstSource({"python": pattern}, None, "request")
+    stream = source.find_in_files((ft, None) for ft in files)
+    first = [next(stream) for _ in range(3)]  # a page stops here, its batch already answered
+    stream.close()
+    again = ast_mode.AstSource({"python": pattern}, None, "request")  # the next page's scan
+    rest = list(again.find_in_files((ft, None) for ft in files[3:]))
+    assert [ft.path for ft, _, _ in first + rest] == [ft.path for ft in files]
+    assert [found[0][:2] for _, _, found in first + rest] == [(0, len(ft.data) - 1) for ft in files]
+    assert len(pool.sent) == len(files) - 1  # all but the first (parsed in process), once each

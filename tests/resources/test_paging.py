@@ -196,3 +196,21 @@ def test_registry_forgets_the_oldest_results(make_workspace: MakeWorkspace) -> N
         assert registry.get_result(old) is None and registry.get_result(new) is not None
         with pytest.raises(NotFound):
             wb.read(f"{old}:1:match")
+
+
+def test_pages_kept_in_memory_equal_pages_read_back(make_workspace: MakeWorkspace) -> None:
+    files = {f"m{i:02}.py": "".join(f"def f{j}(a, b):\n    return a\n" for j in range(5)) for i in range(30)}
+    root = make_workspace(files)
+    query = "ast:def $F($$$A): $$$B"
+    with Workbench(root, build_index=False) as wb:
+        pages = _walk(wb, query, 7)  # the pager serves the pages it stored from memory
+    with Workbench(root, build_index=False) as again:
+        for before, page in zip(pages[:-1], pages[1:], strict=True):
+            read_back = again.search(query, limit=7, cursor=before["next_cursor"]).to_json()
+            assert read_back["matches"] == page["matches"]  # read back from the registry
+        repeat = again.search(query, limit=7, cursor=pages[1]["next_cursor"]).to_json()
+        ref = pages[2]["matches"][0]["captures"]["A"]["ref"]
+        assert [r["text"] for r in again.read(ref).to_json()["ranges"]] == ["a, b"]
+    assert repeat["matches"] == pages[2]["matches"]
+    assert all("capture_spans" not in m for p in pages for m in p["matches"])
+    assert sum(len(p["matches"]) for p in pages) == 150

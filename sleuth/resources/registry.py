@@ -28,6 +28,9 @@ __all__ = ["Registry", "ResultRow", "MatchRow", "SCHEMA_VERSION"]
 SCHEMA_VERSION = 1
 MAX_RESULTS = 5000  # beyond these the oldest results are forgotten (their references: not_found)
 MAX_MATCH_ROWS = 2_000_000
+MAX_BYTES = 512 * 1024 * 1024
+"""Live size of the registry file past which the oldest half of the results is forgotten
+(matches with captures and context average ~1 KiB: row counts alone let it reach GBs)."""
 _PRUNE_EVERY = 200
 _encode = json.JSONEncoder(ensure_ascii=False).encode  # json.dumps(ensure_ascii=False), made once
 
@@ -146,7 +149,12 @@ class Registry:
         row = self._conn().execute("SELECT value FROM meta WHERE key = 'secret'").fetchone()
         return bytes.fromhex(row[0])
 
-    def prune(self, max_results: int = MAX_RESULTS, max_rows: int = MAX_MATCH_ROWS) -> int:
+    def prune(
+        self,
+        max_results: int = MAX_RESULTS,
+        max_rows: int = MAX_MATCH_ROWS,
+        max_bytes: int = MAX_BYTES,
+    ) -> int:
         """Forget the oldest results once the registry holds too many; returns results dropped.
 
         The registry is a cache of answers: an old reference then answers ``not_found``, as
@@ -156,7 +164,10 @@ class Registry:
         count, rows = conn.execute(
             "SELECT count(*), coalesce(sum(stored), 0) FROM results WHERE kind != 'capture'"
         ).fetchone()
-        if count <= max_results and rows <= max_rows:
+        pages = conn.execute("PRAGMA page_count").fetchone()[0]
+        free = conn.execute("PRAGMA freelist_count").fetchone()[0]
+        live = (pages - free) * conn.execute("PRAGMA page_size").fetchone()[0]
+        if count <= max_results and rows <= max_rows and live <= max_bytes:
             return 0
         keep = max(1, min(max_results, count) // 2)
         with _immediate(conn):

@@ -214,3 +214,15 @@ def test_pages_kept_in_memory_equal_pages_read_back(make_workspace: MakeWorkspac
     assert repeat["matches"] == pages[2]["matches"]
     assert all("capture_spans" not in m for p in pages for m in p["matches"])
     assert sum(len(p["matches"]) for p in pages) == 150
+
+
+def test_registry_forgets_the_oldest_results_past_its_byte_cap(make_workspace: MakeWorkspace) -> None:
+    from sleuth.resources.registry import Registry
+
+    root = make_workspace(_tree(n_files=2))
+    with Workbench(root, build_index=False) as wb:
+        ids = [wb.search("hit", context=c).to_json()["result"] for c in range(20)]
+        registry = Registry(root / ".sleuth")
+        assert registry.prune() == 0  # far below every default cap
+        assert registry.prune(max_bytes=1) > 0  # a file of any size is over one byte
+        assert registry.get_result(ids[0]) is None and registry.get_result(ids[-1]) is not None

@@ -60,6 +60,8 @@ class GraphKeeper:
         self._ws = ws
         self._graph: Graph | None = None
         self._store = GraphStore(self.cache_path)
+        with contextlib.suppress(OSError):  # the whole-graph JSON cache of earlier versions
+            os.unlink(os.path.join(os.path.dirname(self.cache_path), "graph.json"))
         self._stats: dict[str, tuple[int, int]] = {}  # path -> (size, mtime) its stamp was read at
         self._synced_at: int | None = None
         self._covered: dict[str, bool] = {}  # path -> has a language (graph files)

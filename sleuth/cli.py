@@ -695,6 +695,9 @@ def execute(invocation: Invocation, engine_factory: EngineFactory) -> JsonAnswer
         return verb.run(engine, invocation.request)
     finally:
         engine.close()
+        workers = sys.modules.get("sleuth.ast_search.workers")
+        if workers is not None:  # only when an ast: search started worker processes
+            workers.stop_pool()
 
 
 def main(

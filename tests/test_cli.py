@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -967,3 +968,34 @@ def test_mcp_doctor_tool_wraps_the_rows_in_an_object() -> None:
     lines = result.content[0].text.splitlines()
     assert lines[0].split() == ["language", "server", "found", "version", "install"]
     assert len(lines) == 4
+
+
+def test_an_ast_search_leaves_no_worker_process_behind(tmp_path: Path) -> None:
+    """A one-shot CLI call stops the parse workers its ast: search started (read-ahead batches
+    still running are dropped, not awaited), so the process exits at once."""
+    import multiprocessing
+
+    from sleuth.ast_search import workers
+
+    for i in range(40):
+        (tmp_path / f"m{i:02}.py").write_text(f"def f{i}(a, b):\n    return g(a, {i})\n" * 30)
+    started: list[object] = []
+    real = workers.MatchPool.submit
+
+    def spy(self: workers.MatchPool, *args: object) -> object:
+        started.append(self)
+        return real(self, *args)  # type: ignore[arg-type]
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(workers.MatchPool, "submit", spy)
+        out = io.StringIO()
+        code = cli.main(["search", "ast:g($A, $B)", "--root", str(tmp_path), "--json",
+                         "--limit", "5"], stdout=out)
+    assert code == 0 and len(json.loads(out.getvalue())["matches"]) == 5
+    if workers._cpus() > 1:  # one CPU: no pool at all
+        assert started, "the search used worker processes"
+    assert workers._pool is None
+    deadline = time.monotonic() + 10  # killed, then reaped by the OS: not awaited by sleuth
+    while multiprocessing.active_children() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert multiprocessing.active_children() == []

@@ -44,7 +44,7 @@ __all__ = ["AstSource", "plan_ast", "SERIAL_FILES"]
 
 T = TypeVar("T")
 
-SERIAL_FILES = 8  # files parsed in process before worker processes are worth their start
+SERIAL_FILES = 2  # files parsed in process before worker processes are worth their start
 BATCH_FILES = 8
 BATCH_BYTES = 128 * 1024
 MAX_PENDING_FILES = 256  # read ahead of the consumer at most this many files ...

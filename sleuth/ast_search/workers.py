@@ -14,7 +14,6 @@ the loaded grammars; where ``fork`` is unavailable there is no pool and scans st
 
 from __future__ import annotations
 
-import contextlib
 import multiprocessing
 import os
 import threading
@@ -66,24 +65,20 @@ class MatchPool:
     def shutdown(self) -> None:
         self._executor.shutdown(wait=True, cancel_futures=True)
 
-    def kill(self) -> None:
-        """Stop at once: queued batches are cancelled and running ones dropped, not awaited
-        (the workers hold nothing but the batch they parse)."""
-        processes = list(getattr(self._executor, "_processes", {}).values())
+    def drop_queued(self) -> None:
+        """Stop taking work: queued batches are cancelled, the ones already running finish
+        (killing workers mid-batch can leave the executor's feeder thread blocked at exit)."""
         self._executor.shutdown(wait=False, cancel_futures=True)
-        for process in processes:
-            with contextlib.suppress(Exception):
-                process.kill()
 
 
 def stop_pool() -> None:
-    """End this process's workers now; a one-shot face calls it when its answer is out, so
-    read-ahead batches still being parsed do not delay the exit."""
+    """Let this process's workers go; a one-shot face calls it when its answer is out, so
+    read-ahead batches not yet started are dropped rather than parsed before the exit."""
     global _pool
     with _pool_lock:
         pool, _pool = _pool, None
     if pool is not None:
-        pool.kill()
+        pool.drop_queued()
 
 
 _pool: MatchPool | None = None

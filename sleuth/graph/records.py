@@ -223,22 +223,7 @@ def record_to_json(rec: FileRecord) -> dict[str, Any]:
         "stamp": rec.stamp,
         "complete": rec.complete,
         "reason": rec.reason,
-        "defs": [
-            [
-                d.id,
-                d.name,
-                d.kind,
-                d.container,
-                d.start_byte,
-                d.end_byte,
-                d.line,
-                d.end_line,
-                d.name_start,
-                d.name_end,
-                sig,
-            ]
-            for d, sig in zip(rec.defs, rec.signatures, strict=True)
-        ],
+        "defs": [list(row) for row in def_rows(rec)],
         "refs": [
             [
                 r.name,

@@ -535,3 +535,16 @@ def test_regression_scoped_graph_answer_follows_edits_outside_the_scope(tmp_path
     assert strip_ids(scoped) == strip_ids(unscoped)
     assert scoped["result"] != before["result"]
     assert ranked_after["matches"] != ranked_before["matches"]
+
+
+def test_regression_a_ranked_map_answers_the_limit_asked(tmp_path: Path) -> None:
+    """``graph:`` answers the top ``limit`` declarations, so the limit is part of what the
+    answer is: a larger limit after a smaller one must not get the stored smaller answer."""
+    root = copy_project("graph_py", tmp_path / "graph_py")
+    with Workbench(root, servers=False) as wb:
+        small = wb.search("graph:", limit=1).to_json()
+        large = wb.search("graph:", limit=5).to_json()
+        again = wb.search("graph:", limit=1).to_json()
+    assert len(small["matches"]) == 1 and len(large["matches"]) == 5
+    assert large["result"] != small["result"] and again["result"] == small["result"]
+    assert large["matches"][0]["graph"]["id"] == small["matches"][0]["graph"]["id"]

@@ -285,8 +285,8 @@ def _plan_graph(prepared: Prepared, engines: Engines) -> None:
             prepared.notes.append(note)
         engines.graph.flush()
     # ``graph:`` alone answers the top ``limit`` declarations: the limit is part of its identity
-    ranked = "" if prepared.route.body.strip() else f"\0top={req.limit}"
-    prepared.fingerprint = _fingerprint(req, everything, _setup(prepared.route, engines) + ranked)
+    top = "" if prepared.route.body.strip() else f"\0top={req.limit}"
+    prepared.fingerprint = _fingerprint(req, everything, _setup(prepared.route, engines) + top)
     source, ranked, reason = plan_graph(
         ws, prepared.route.body, prepared.scope, graph,
         navigation=req.navigation, depth=req.depth, limit=req.limit,

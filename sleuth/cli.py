@@ -305,8 +305,8 @@ def run_select(engine: Engine, request: SelectRequest) -> dict[str, Any]:
     return engine.select(request.ref, request.items).to_json()
 
 
-def _index_arguments(parser: argparse.ArgumentParser) -> None:
-    del parser  # no arguments of its own
+def _no_arguments(parser: argparse.ArgumentParser) -> None:
+    del parser  # a verb with no arguments of its own (index, doctor)
 
 
 def _index_request(ns: argparse.Namespace) -> IndexRequest:
@@ -538,10 +538,6 @@ def run_rename(engine: Engine, request: RenameRequest) -> dict[str, Any]:
     return engine.rename(request.ref, request.new_name).to_json()
 
 
-def _doctor_arguments(parser: argparse.ArgumentParser) -> None:
-    del parser  # no arguments of its own
-
-
 def _doctor_request(ns: argparse.Namespace) -> DoctorRequest:
     del ns
     return DoctorRequest()
@@ -562,7 +558,7 @@ VERBS: dict[str, Verb] = {
              _read_request, run_read, render.read_human),
         Verb("select", "keep some matches of a result as a RESULT#", _select_arguments,
              _select_request, run_select, render.read_human),
-        Verb("index", "build or refresh the trigram index in .sleuth/", _index_arguments,
+        Verb("index", "build or refresh the trigram index in .sleuth/", _no_arguments,
              _index_request, run_index, render.index_human),
         _edit_verb("replace", "replace what a reference selects with new text",
                    _replace_arguments),
@@ -577,7 +573,7 @@ VERBS: dict[str, Verb] = {
         Verb("rename", "rename a symbol through its language server (REF NEW or REF#NEW)",
              _rename_arguments, _rename_request, run_rename, render.rename_human),
         Verb("doctor", "list the language servers: found, version, how to install",
-             _doctor_arguments, _doctor_request, run_doctor, render.doctor_human),
+             _no_arguments, _doctor_request, run_doctor, render.doctor_human),
     )
 }
 

@@ -342,19 +342,10 @@ class Graph:
             for u, v, w in parts:
                 weights[(u, v)] = weights.get((u, v), 0) + w
             self._rank_parts[path] = parts
-        readers, key_users = self._readers, self._key_users
         for dep in res.deps:
-            bucket = readers.get(dep)
-            if bucket is None:
-                readers[dep] = {path}
-            else:
-                bucket.add(path)
+            self._readers.setdefault(dep, set()).add(path)
         for key in res.keys:
-            bucket = key_users.get(key)
-            if bucket is None:
-                key_users[key] = {path}
-            else:
-                bucket.add(path)
+            self._key_users.setdefault(key, set()).add(path)
 
     def _forget_resolution(self, path: str) -> None:
         res = self._resolved.pop(path, None)

@@ -40,35 +40,17 @@ from sleuth.api import Workbench
 from sleuth.errors import ServerUnavailable
 from tests.e2e.conftest import run_cli
 from tests.e2e.test_symbols_e2e import PROJECTS, require_server, write_tree
+from tests.lsp_bridge.conftest import LSP_STDIO, pid_alive
 
 # A stdio LSP server. Modes: "hang" never answers anything; "crash-once" answers like a real
 # server (one function ``total`` in a.py and its one use) except that its first
 # textDocument/references never returns: it writes its pid to the marker file and sleeps, so the
 # test can kill it mid-request. Every instance appends its pid to <state>/pids.
-FAKE_SERVER = r"""
-import json, os, sys, time
+FAKE_SERVER = LSP_STDIO + r"""
 mode, state = sys.argv[1], sys.argv[2]
 with open(os.path.join(state, "pids"), "a") as fh:
     fh.write(f"{os.getpid()}\n")
-inp, out = sys.stdin.buffer, sys.stdout.buffer
 root = None
-
-def read():
-    length = 0
-    while True:
-        line = inp.readline()
-        if not line:
-            sys.exit(0)
-        if line in (b"\r\n", b"\n"):
-            break
-        if line.lower().startswith(b"content-length:"):
-            length = int(line.split(b":")[1])
-    return json.loads(inp.read(length))
-
-def send(msg_id, result):
-    body = json.dumps({"jsonrpc": "2.0", "id": msg_id, "result": result}).encode()
-    out.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
-    out.flush()
 
 def loc(line, start, end):
     return {"uri": root + "/a.py", "range": {"start": {"line": line, "character": start},
@@ -118,15 +100,6 @@ def fake_workspace(tmp_path: Path, mode: str) -> tuple[Path, Path]:
     argv = json.dumps([sys.executable, str(script), mode, str(state)])
     (root / ".sleuth.toml").write_text(f"[servers]\npython = {argv}\n")
     return root, state
-
-
-def pid_alive(pid: int) -> bool:
-    """True while ``pid`` runs (a zombie has exited)."""
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii") as fh:
-            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
 
 
 def fake_pids(state: Path) -> list[int]:

@@ -36,6 +36,7 @@ from sleuth.api import Workbench
 from sleuth.errors import ServerUnavailable, Unsupported
 from sleuth.lsp_bridge import servers as servers_module
 from sleuth.lsp_bridge.servers import SERVERS, usable
+from tests.lsp_bridge.conftest import write_tree
 
 PY_FILES = {
     "shop/__init__.py": '"""A tiny shop: carts and checkout."""\n',
@@ -316,15 +317,6 @@ def occurrences(files: dict[str, str], word: str = WORD) -> set[tuple[str, int, 
 def related(project: Project) -> dict[str, str]:
     """The project's files except the unrelated one."""
     return {p: t for p, t in project.files.items() if p != project.unrelated}
-
-
-def write_tree(root: Path, files: dict[str, str]) -> Path:
-    """Write ``files`` under ``root`` (created) and return it."""
-    for rel, text in files.items():
-        target = root / rel
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(text.encode("utf-8"))
-    return root
 
 
 def require_server(project: Project) -> None:

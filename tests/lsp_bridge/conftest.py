@@ -11,6 +11,30 @@ import pytest
 from sleuth.lsp_bridge import LspEdit, LspLocation
 from sleuth.lsp_bridge.servers import SERVERS, find_binary, usable
 
+LSP_STDIO = r"""
+import json, os, sys, time
+inp, out = sys.stdin.buffer, sys.stdout.buffer
+
+def read():
+    length = 0
+    while True:
+        line = inp.readline()
+        if not line:
+            sys.exit(0)
+        if line in (b"\r\n", b"\n"):
+            break
+        if line.lower().startswith(b"content-length:"):
+            length = int(line.split(b":")[1])
+    return json.loads(inp.read(length))
+
+def send(msg_id, result):
+    body = json.dumps({"jsonrpc": "2.0", "id": msg_id, "result": result}).encode()
+    out.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+    out.flush()
+"""
+"""The stdio framing of the fake language servers the fault tests run (``read``/``send``);
+each test's script follows it with its own behaviour."""
+
 
 def write_tree(root: Path, files: dict[str, str]) -> Path:
     """Write ``files`` (relative path -> text) under ``root`` and return it."""

@@ -15,35 +15,24 @@ from sleuth.errors import ServerUnavailable, Timeout
 from sleuth.lsp_bridge import ServerPool
 from sleuth.workspace import Workspace
 
-from .conftest import group_members, offset_of, pid_alive, require_server, write_tree
+from .conftest import (
+    LSP_STDIO,
+    group_members,
+    offset_of,
+    pid_alive,
+    require_server,
+    write_tree,
+)
 
 # A minimal stdio "server": mode "hang" never answers anything; mode "slow" answers
 # initialize/shutdown/workspace/symbol but never references (it touches a marker file first),
 # and it starts a child process so the process-group kill is visible.
-FAKE_SERVER = r"""
-import json, os, subprocess, sys, time
+FAKE_SERVER = LSP_STDIO + r"""
+import subprocess
 mode, marker = sys.argv[1], sys.argv[2]
 child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
 with open(marker + ".child", "w") as fh:
     fh.write(str(child.pid))
-inp, out = sys.stdin.buffer, sys.stdout.buffer
-
-def read():
-    length = 0
-    while True:
-        line = inp.readline()
-        if not line:
-            sys.exit(0)
-        if line in (b"\r\n", b"\n"):
-            break
-        if line.lower().startswith(b"content-length:"):
-            length = int(line.split(b":")[1])
-    return json.loads(inp.read(length))
-
-def send(msg_id, result):
-    body = json.dumps({"jsonrpc": "2.0", "id": msg_id, "result": result}).encode()
-    out.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
-    out.flush()
 
 while True:
     msg = read()

@@ -34,7 +34,6 @@ from sleuth.lsp_bridge.results import (
 from sleuth.lsp_bridge.servers import (
     ServerSpec,
     configured,
-    find_binary,
     language_of,
     resolve_spec,
     server_status,
@@ -151,14 +150,12 @@ class ServerPool:
         return self.spec(lang).name
 
     def available(self, lang: str) -> bool:
-        """True when ``lang``'s server binary is installed and not given up after crashes."""
+        """True when ``lang``'s server binary is installed and not given up after crashes
+        (``serving`` without its errors)."""
         try:
-            spec = self.spec(lang)
-        except SleuthError:
+            return self.serving(lang)
+        except ServerUnavailable:
             return False
-        if self._crashes.get(self._key(spec), 0) >= MAX_CRASHES:
-            return False
-        return find_binary(spec.command[0]) is not None and usable(spec)
 
     def serving(self, lang: str) -> bool:
         """Whether ``lang``'s queries go to a server: True when its server runs or can start.

@@ -218,6 +218,14 @@ def prepare(
     return prepared
 
 
+def _whole_listing(prepared: Prepared) -> list[FileEntry]:
+    """Every file of the workspace: the scope's own listing when the scope is the root."""
+    req = prepared.request
+    if prepared.scope == "" and not req.include and not req.exclude:
+        return prepared.files
+    return prepared.ws.list_files().files
+
+
 def _plan_symbols(
     prepared: Prepared, engines: Engines, ranges: dict[str, list[tuple[int, int]]] | None
 ) -> None:
@@ -238,12 +246,7 @@ def _plan_symbols(
     if rt.mode == "symbol":
         source = plan_symbol_id(ws, rt.body, engines.symbol_paths.get(rt.body), finder)
     else:
-        whole = prepared.scope == "" and not req.include and not req.exclude
-        everything = (
-            (prepared.files if whole else ws.list_files().files)
-            if req.navigation == "references"
-            else None
-        )
+        everything = _whole_listing(prepared) if req.navigation == "references" else None
         source = plan_symbols(ws, rt.body, prepared.files, everything, finder, ranges)
     missing = _languages_without_symbols(prepared.files, req.lang)
     if missing:
@@ -269,8 +272,7 @@ def _plan_graph(prepared: Prepared, engines: Engines) -> None:
         engines.graph = GraphKeeper(prepared.ws)
     ws, req = prepared.ws, prepared.request
     # the answer depends on the whole workspace, whatever the scope: so do its sync and identity
-    whole = prepared.scope == "" and not req.include and not req.exclude
-    everything = prepared.files if whole else ws.list_files().files
+    everything = _whole_listing(prepared)
     graph = engines.graph.graph(engines.tags, engines.trees, everything)
     body = prepared.route.body.strip()
     if body.startswith("#"):  # the one declaration this query touches: ask its server
@@ -279,7 +281,7 @@ def _plan_graph(prepared: Prepared, engines: Engines) -> None:
         if engines.servers is None and engines.make_servers is not None:
             engines.servers = engines.make_servers()
         if engines.confirmer is None:
-            engines.confirmer = Confirmer(ws)
+            engines.confirmer = Confirmer()
         note = engines.confirmer.confirm(graph, body[1:], engines.servers)
         if note:
             prepared.notes.append(note)

@@ -19,7 +19,6 @@ from typing import Any
 
 from sleuth.errors import SleuthError
 from sleuth.graph import Graph
-from sleuth.workspace import Workspace
 
 __all__ = ["Confirmer", "CONFIRMED_KINDS"]
 
@@ -36,8 +35,7 @@ def _overlaps(a_start: int, a_end: int, b_start: int, b_end: int) -> bool:
 class Confirmer:
     """Asks language servers about the declarations ``graph:#ID`` queries touch."""
 
-    def __init__(self, ws: Workspace) -> None:
-        self._ws = ws  # the workspace whose graph is confirmed (one confirmer per workspace)
+    def __init__(self) -> None:
         self._asked: dict[str, frozenset[tuple[str, str]]] = {}
 
     @staticmethod

@@ -96,8 +96,8 @@ class LspFinder:
             in_scope = {f.path for f in mine}
             for lang in self._langs:
                 if not fuzzy and not self._pool.spec(lang).workspace_symbols:
-                    langs = {f.path for f in mine if self._pool.language_of(f.path) == lang}
-                    yield from self._declared_in([f for f in mine if f.path in langs], name)
+                    of_lang = [f for f in mine if self._pool.language_of(f.path) == lang]
+                    yield from self._declared_in(of_lang, name)
                     continue
                 for s in self._pool.workspace_symbols(lang, name, fuzzy=fuzzy):
                     if s.path in in_scope:

@@ -41,10 +41,6 @@ SUGGEST_BUDGET_S = 0.5
 MAX_SUGGESTIONS = 5
 SMALL_TREE_FILES = 1000  # up to this many files past the page are always counted
 EXTEND_AHEAD_MAX = 10_000  # a later page stores up to this many matches beyond the ones it shows
-AST_COUNT_SHARE = 0.0
-"""Share of its page's time a structural count in a large tree may take on top of
-``COUNT_BUDGET_S``. 0: like text, counting past a page costs at most 25 ms (measured: a share of
-1.0 doubled the cold CLI's time for `$X.objects.filter($$$)` on Django, 0.8 s of 1.6 s)."""
 FILE_SLACK = 1000  # a file with more matches than the page needs + this is paged inside itself
 SNAPSHOT_MAX = 2000  # results up to this many matches are stored whole by the first page
 RECENT_MAX = 2 * EXTEND_AHEAD_MAX  # the last rows stored are kept in memory up to this many
@@ -171,7 +167,6 @@ class SearchPager:
             self._store(row, _rows(row.id, 1, matches), extend=False)
             return row
         stage = prepared.stages[0]
-        started = time.monotonic()
         for stage in prepared.stages:
             scanner = prepared.scanner(stage)
             stored, resume_after = _collect(scanner, req.limit + 1, None)
@@ -180,7 +175,7 @@ class SearchPager:
         total: int | None = len(stored)
         counted = len(stored)
         if resume_after is not None:
-            always, budget = _count_policy(prepared, stage, time.monotonic() - started)
+            always, budget = _count_policy(prepared, stage)
             counted, exact = _count(scanner, resume_after, len(stored), always, budget)
             total = counted if exact else None
             if total is not None and total <= SNAPSHOT_MAX:
@@ -346,19 +341,17 @@ def _collect(scanner: Scanner, want: int, after: str | None) -> tuple[list[Match
     return out, None
 
 
-def _count_policy(prepared: Prepared, stage: Stage, page_s: float) -> tuple[int, float]:
+def _count_policy(prepared: Prepared, stage: Stage) -> tuple[int, float]:
     """(files past the page always counted, time budget for the rest) of a first page.
 
     A small tree is always counted exactly (SPEC §3.4). Past that, text counts the next
     ``SMALL_TREE_FILES`` files (a text scan is cheap); a structural count parses and matches
-    every file, so in a large tree it gets only a budget (``COUNT_BUDGET_S`` plus
-    ``AST_COUNT_SHARE`` of the time the page took).
+    every file, so in a large tree it gets only ``COUNT_BUDGET_S`` (measured: a budget equal to
+    the page's own time doubled the cold CLI's `$X.objects.filter($$$)` on Django, 0.8 of 1.6 s).
     """
-    if stage.mode != "ast":
-        return SMALL_TREE_FILES, COUNT_BUDGET_S
-    if len(prepared.files) <= SMALL_TREE_FILES:
-        return SMALL_TREE_FILES, COUNT_BUDGET_S
-    return 0, max(COUNT_BUDGET_S, AST_COUNT_SHARE * page_s)
+    if stage.mode == "ast" and len(prepared.files) > SMALL_TREE_FILES:
+        return 0, COUNT_BUDGET_S
+    return SMALL_TREE_FILES, COUNT_BUDGET_S
 
 
 def _count(scanner: Scanner, after: str, so_far: int, always: int, budget: float) -> tuple[int, bool]:

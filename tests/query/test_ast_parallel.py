@@ -125,7 +125,6 @@ def test_a_large_tree_counts_structural_matches_within_a_budget(
 
     monkeypatch.setattr(results, "SMALL_TREE_FILES", 30)  # as if the tree (41 .py) were large
     monkeypatch.setattr(results, "COUNT_BUDGET_S", -1.0)
-    monkeypatch.setattr(results, "AST_COUNT_SHARE", 0.0)
     large = Workbench(root, build_index=False).search("ast:return $X", limit=2, exclude=["x"]).to_json()
     assert large["total"] is None and 3 <= large["total_at_least"] < small["total"]
     text = Workbench(root, build_index=False).search("return", limit=2).to_json()
@@ -138,7 +137,6 @@ def test_later_pages_are_stored_ahead(make_workspace: MakeWorkspace, monkeypatch
     monkeypatch.setattr(results, "SNAPSHOT_MAX", 0)  # page by page
     monkeypatch.setattr(results, "SMALL_TREE_FILES", 0)
     monkeypatch.setattr(results, "COUNT_BUDGET_S", -1.0)
-    monkeypatch.setattr(results, "AST_COUNT_SHARE", 0.0)
     wb = Workbench(root, build_index=False)
     scans: list[str] = []
     real = Workbench._prepare

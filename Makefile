@@ -11,7 +11,7 @@ ROOT ?= .
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[test]'
+	$(BIN)/python -m pip install -q -e '.[test]' --config-settings editable_mode=compat
 	bash scripts/install_tools.sh
 	touch $(STAMP)
 

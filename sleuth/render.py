@@ -30,9 +30,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rich.text import Text
+if TYPE_CHECKING:
+    from rich.text import Text
 
 __all__ = [
     "search_human",
@@ -68,6 +69,14 @@ STYLE_DIFF_ADD = "green"
 STYLE_DIFF_DEL = "red"
 STYLE_DIFF_HUNK = "cyan"
 STYLE_DIFF_FILE = "bold"
+
+
+
+def _text(text: str = "", style: str = "") -> Text:
+    """A new ``rich`` text, imported on first use: a ``--json`` call never renders (~30 ms)."""
+    from rich.text import Text
+
+    return Text(text, style=style)
 
 
 def _plural(n: int, word: str) -> str:
@@ -171,7 +180,7 @@ def _match_text(match: Json, indent: int) -> Text:
     """The match's text with its own range highlighted when that is safe to compute."""
     raw = str(match.get("text") or "")
     lines = _display_text(raw)
-    out = Text("\n".join(lines[:1]))
+    out = _text("\n".join(lines[:1]))
     col, end_col = match.get("column"), match.get("end_column")
     single = match.get("line") is not None and match.get("line") == match.get("end_line")
     if (
@@ -189,7 +198,7 @@ def _match_text(match: Json, indent: int) -> Text:
 
 def _file_block(path: str, matches: Sequence[Json]) -> Text:
     """One file: its path, then context and match lines in line order, ``--`` at gaps."""
-    block = Text(path, style=STYLE_PATH)
+    block = _text(path, style=STYLE_PATH)
     match_lines: dict[int, list[Json]] = {}
     covered: set[int] = set()
     context: dict[int, str] = {}
@@ -228,7 +237,7 @@ def _file_block(path: str, matches: Sequence[Json]) -> Text:
 
 def _whole_file_line(match: Json) -> Text:
     """A ``files``-mode match (or any match without a line): ``#n  path  score``."""
-    line = Text()
+    line = _text()
     line.append(f"#{match.get('n')}", style=STYLE_REF)
     line.append("  ")
     line.append(str(match.get("path") or match.get("text") or ""), style=STYLE_PATH)
@@ -260,7 +269,7 @@ def symbol_phrase(symbol: Json) -> str:
 
 def _symbol_line(match: Json, symbol: Json) -> Text:
     """``#n path:line:col  phrase``, then the match's code lines indented below it."""
-    out = Text()
+    out = _text()
     out.append(f"#{match.get('n')}", style=STYLE_REF)
     out.append(" ")
     out.append(str(match.get("path")), style=STYLE_PATH)
@@ -290,7 +299,7 @@ def _symbol_notes(data: Json, symbols: Sequence[Json]) -> list[tuple[str, str]]:
 
 def search_human(data: Json) -> Text:
     """The CLI's human rendering of a search response."""
-    out = Text(_header(data), style=STYLE_HEADER)
+    out = _text(_header(data), style=STYLE_HEADER)
     matches: list[Json] = list(data.get("matches") or ())
     groups: dict[str, list[Json]] = {}
     symbols: list[Json] = []
@@ -397,7 +406,7 @@ def _read_notes(data: Json) -> list[str]:
 def read_human(data: Json) -> Text:
     """The CLI's rendering of a ``read``/``select`` answer: ``  12 | text`` under each path,
     with ``   … |`` between ranges of one file that are not adjacent."""
-    out = Text()
+    out = _text()
     out.append(_read_header(data), style=STYLE_HEADER)  # a span: the text below is not bold
     for note in _read_notes(data):
         out.append("\n")
@@ -442,7 +451,7 @@ def read_compact(data: Json) -> str:
 
 def index_human(data: Json) -> Text:
     """``indexed 42 files into .sleuth/trigram.idx``."""
-    out = Text("indexed ")
+    out = _text("indexed ")
     out.append(_plural(int(data.get("indexed") or 0), "file"), style=STYLE_HEADER)
     out.append(" into ")
     out.append(str(data.get("path") or "?"), style=STYLE_PATH)
@@ -506,7 +515,7 @@ def _diff_lines(data: Json) -> list[tuple[str, str | None]]:
 
 def edit_human(data: Json, *, verb: str) -> Text:
     """The CLI's rendering of an edit: the header, the unified diff, and how to undo it."""
-    out = Text()
+    out = _text()
     out.append(edit_header(data, verb), style=STYLE_HEADER)  # a span: the diff is not bold
     for note in _edit_notes(data):
         out.append("\n")
@@ -548,7 +557,7 @@ def _untouched_lines(data: Json) -> list[str]:
 
 def rename_human(data: Json) -> Text:
     """The CLI's rendering of a rename: header, unified diff, then the untouched occurrences."""
-    out = Text()
+    out = _text()
     out.append(rename_header(data), style=STYLE_HEADER)
     for line, style in _diff_lines(data):
         out.append("\n")
@@ -604,7 +613,7 @@ def _doctor_table(rows: Sequence[Json]) -> list[str]:
 
 def doctor_human(rows: Sequence[Json]) -> Text:
     """``sleuth doctor``: one row per language, missing servers in yellow, then a summary."""
-    out = Text()
+    out = _text()
     table = _doctor_table(rows)
     out.append(table[0], style=STYLE_HEADER)
     for row, line in zip(rows, table[1:], strict=True):

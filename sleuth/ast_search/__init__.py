@@ -4,7 +4,8 @@
 ``AstMatch`` (byte range + captures) in document order, following ast-grep's matching rules;
 ``literals`` is the prefilter hint the caller uses to skip files before parsing them.
 ``LANGUAGES`` is the per-language table; ``TreeCache`` keeps parse trees warm for the
-long-running faces; ``get_pool`` gives one-shot processes worker processes to parse in.
+long-running faces; ``get_pool`` gives one-shot processes worker processes to parse in. The syntactic symbol
+extractor is ``sleuth.ast_search.tags`` (not imported here: an ``ast:`` call never needs it).
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ from sleuth.ast_search.engine import AstMatch, AstPattern, Capture, Literals, co
 from sleuth.ast_search.languages import LANGUAGES, LangSpec, get_lang_spec, language_for_path
 from sleuth.ast_search.matcher import STRICTNESS
 from sleuth.ast_search.pattern import MAX_PATTERN_CHARS
-from sleuth.ast_search.tags import FileTags, extract_tags, tags_supported
 from sleuth.ast_search.trees import TreeCache, parse
 from sleuth.ast_search.workers import MatchPool, PatternArgs, RawMatch, find_raw, get_pool
 
@@ -36,7 +36,4 @@ __all__ = [
     "RawMatch",
     "find_raw",
     "get_pool",
-    "FileTags",
-    "extract_tags",
-    "tags_supported",
 ]

@@ -18,8 +18,7 @@ from sleuth.errors import InvalidQuery, Unsupported
 from sleuth.model import Match, SkipCounts
 from sleuth.query.request import SearchRequest
 from sleuth.query.router import Route, route
-from sleuth.query.scan import Scanner
-from sleuth.query.text_mode import Stage, plan_regex, plan_text
+from sleuth.query.scan import Scanner, Stage
 from sleuth.workspace import FileEntry, Workspace
 
 if TYPE_CHECKING:
@@ -85,6 +84,8 @@ class Prepared:
     def for_literal(self, text: str) -> Prepared:
         """The same scope and files, searched for the exact literal ``text`` (no fallback)."""
         req = replace(self.request, query=f'"{text}"', cursor=None, case_sensitive=True)
+        from sleuth.query.text_mode import plan_text
+
         stages, _ = plan_text(req.query, case_sensitive=True)
         return replace(
             self,
@@ -208,14 +209,22 @@ def prepare(
 
         source, prepared.files = plan_ast(rt.body, req, files, trees)
         prepared.stages = [Stage("ast", None, source)]
-    elif rt.mode == "regex":
-        prepared.stages = plan_regex(rt.body, case_sensitive=req.case_sensitive)
     else:
-        prepared.stages, prepared.suggest = plan_text(rt.body, case_sensitive=req.case_sensitive)
+        prepared.stages, prepared.suggest = _text_stages(rt, req)
     if index is not None:
         index.sync(files, whole=scope == "" and not req.include and not req.exclude)
         prepared.index = index if index.ready else None
     return prepared
+
+
+def _text_stages(rt: Route, req: SearchRequest) -> tuple[list[Stage], bool]:
+    """The stages of a ``regex:`` or unprefixed query, and whether names may be suggested;
+    imported here so ``ast:`` and ``graph:`` calls never load the text planner (~18 ms)."""
+    from sleuth.query.text_mode import plan_regex, plan_text
+
+    if rt.mode == "regex":
+        return plan_regex(rt.body, case_sensitive=req.case_sensitive), False
+    return plan_text(rt.body, case_sensitive=req.case_sensitive)
 
 
 def _whole_listing(prepared: Prepared) -> list[FileEntry]:
@@ -361,10 +370,8 @@ def _prepare_in_ranges(
 
         source, prepared.files = plan_ast(rt.body, req, files, engines.trees)
         prepared.stages = [Stage("ast", None, source)]
-    elif rt.mode == "regex":
-        prepared.stages = plan_regex(rt.body, case_sensitive=req.case_sensitive)
     else:
-        prepared.stages, prepared.suggest = plan_text(rt.body, case_sensitive=req.case_sensitive)
+        prepared.stages, prepared.suggest = _text_stages(rt, req)
         if prepared.stages[0].mode == "boolean":
             raise Unsupported(
                 "Boolean queries cannot run inside a reference scope: search one term at a time "

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeVar, runtime_checkable
+from typing import Any, Literal, Protocol, TypeVar, runtime_checkable
 
 from sleuth.model import Match, SkipCounts
 from sleuth.prefilter import Literals, file_may_match, fold
@@ -19,8 +19,10 @@ from sleuth.workspace import FileEntry, FileText, Workspace
 
 __all__ = [
     "split_resume", "resume_key", "SpanSource", "StructuredSource", "BatchedSource", "Found",
-    "CaptureSpan", "FileHits", "Scanner", "make_match",
+    "CaptureSpan", "FileHits", "Scanner", "make_match", "Stage", "TextMode",
 ]
+
+TextMode = Literal["literal", "regex", "boolean", "broadened", "ast", "symbols", "symbol", "graph"]
 
 
 class SpanSource(Protocol):
@@ -48,6 +50,16 @@ class StructuredSource(SpanSource, Protocol):
         """(start, end, captures) of every match in ``ft``, in document order."""
         ...
 
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One attempt of a mode's fallback chain (SPEC §3.1): what to run and what it falls back to."""
+
+    mode: TextMode
+    fallback: str | None
+    source: SpanSource
+    broadened: bool = False
 
 T = TypeVar("T")
 

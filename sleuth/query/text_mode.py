@@ -8,19 +8,13 @@ queries and Boolean queries have one stage and never fall back.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal
-
 from sleuth.errors import SleuthError
 from sleuth.prefilter import Literals
-from sleuth.query.scan import SpanSource
+from sleuth.query.scan import Stage, TextMode
 from sleuth.text_search.boolean import BoolNode, evaluate, is_boolean, parse_boolean
 from sleuth.text_search.matchers import Matcher, literal_matcher, regex_matcher
 
 __all__ = ["Stage", "MatcherSource", "BooleanSource", "plan_text", "plan_regex", "TextMode"]
-
-TextMode = Literal["literal", "regex", "boolean", "broadened", "ast", "symbols", "symbol", "graph"]
-
 
 class MatcherSource:
     """A span source over one matcher (literal or regex)."""
@@ -90,16 +84,6 @@ class _BroadenedSource(MatcherSource):
                 continue  # overlapping words: keep the earlier one
             merged.append((s, e))
         return merged
-
-
-@dataclass(frozen=True)
-class Stage:
-    """One attempt of the fallback chain."""
-
-    mode: TextMode
-    fallback: str | None
-    source: SpanSource
-    broadened: bool = False
 
 
 _REGEX_META = frozenset(".^$*+?()[]{}|\\")

@@ -27,8 +27,7 @@ from sleuth.errors import InvalidQuery, NotFound
 from sleuth.model import Match, SkipCounts
 from sleuth.query.execute import Prepared
 from sleuth.query.request import SearchRequest
-from sleuth.query.scan import Scanner, resume_key
-from sleuth.query.text_mode import Stage
+from sleuth.query.scan import Scanner, Stage, resume_key
 from sleuth.resources.cursor import decode_cursor, encode_cursor
 from sleuth.resources.refs import CAPTURE_SPANS, capture_ref
 from sleuth.resources.registry import MatchRow, Registry, ResultRow

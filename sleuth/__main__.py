@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from sleuth.cli import main
+from sleuth.cli import console
 
-raise SystemExit(main())
+console()

@@ -23,6 +23,7 @@ only with ``SLEUTH_DEBUG=1``), Ctrl-C ``cancelled`` (exit 5).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -30,16 +31,18 @@ import traceback
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
-from typing import Any, BinaryIO, Literal, NoReturn, Protocol, TextIO, get_args
-
-from rich.text import Text
+from typing import TYPE_CHECKING, Any, BinaryIO, Literal, NoReturn, Protocol, TextIO, get_args
 
 from sleuth import render
 from sleuth.errors import Cancelled, Internal, InvalidPath, InvalidQuery, SleuthError
 from sleuth.query.request import SearchRequest
 
+if TYPE_CHECKING:
+    from rich.text import Text
+
 __all__ = [
     "main",
+    "console",
     "parse_args",
     "report_error",
     "use_color",
@@ -694,6 +697,27 @@ def execute(invocation: Invocation, engine_factory: EngineFactory) -> JsonAnswer
         workers = sys.modules.get("sleuth.ast_search.workers")
         if workers is not None:  # only when an ast: search started worker processes
             workers.stop_pool()
+        prefetch = sys.modules.get("sleuth.listing_prefetch")
+        if prefetch is not None:  # a listing the verb never asked for (e.g. a bad query)
+            prefetch.discard()
+
+
+def _prefetch_listing(invocation: Invocation) -> None:
+    """Start listing a search's scope in a child process while this one imports the engines
+    (``sleuth.listing_prefetch``); the search adopts that listing or walks as before."""
+    req = invocation.request
+    if invocation.verb != "search" or "#" in req.path:  # a reference scope lists nothing
+        return
+    from sleuth import listing_prefetch
+
+    listing_prefetch.start(
+        invocation.root,
+        no_ignore=invocation.no_ignore,
+        scope=req.path,
+        include=req.include,
+        exclude=req.exclude,
+        any_size=req.query.startswith("files:"),
+    )
 
 
 def main(
@@ -716,6 +740,8 @@ def main(
 
             serve(invocation.root, no_ignore=invocation.no_ignore)
             return 0
+        if argv is None and engine_factory is None:  # the console script, not a test
+            _prefetch_listing(invocation)
         data = execute(invocation, engine_factory or default_engine)
     except SleuthError as exc:
         return report_error(exc, as_json=as_json, stdout=out, stderr=err)
@@ -732,6 +758,26 @@ def main(
         # `sleuth search x | head`: the reader left; quietly stop like ripgrep does.
         _silence_stdout(out)
     return 0
+
+
+def console() -> NoReturn:
+    """The ``sleuth`` console script: ``main``, then a quick exit when worker processes live.
+
+    A normal interpreter exit waits for the read-ahead batches ast: workers are still parsing
+    and joins the pool's threads (~50 ms after the answer is out). The answer is written and
+    the engine closed when ``main`` returns, so the script flushes, kills the workers and
+    leaves with ``os._exit``; a process without live workers exits normally."""
+    code = main()
+    mp = sys.modules.get("multiprocessing")
+    if mp is None or not mp.active_children():
+        raise SystemExit(code)
+    from sleuth.ast_search import workers
+
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(BrokenPipeError, ValueError):
+            stream.flush()
+    workers.kill_workers()
+    os._exit(code)
 
 
 def _silence_stdout(stream: TextIO) -> None:

@@ -21,7 +21,9 @@ from concurrent.futures import Future, ProcessPoolExecutor
 
 from sleuth.ast_search.engine import AstPattern, compile_pattern
 
-__all__ = ["PatternArgs", "RawMatch", "MatchPool", "get_pool", "find_raw", "MAX_WORKERS"]
+__all__ = [
+    "PatternArgs", "RawMatch", "MatchPool", "get_pool", "find_raw", "kill_workers", "MAX_WORKERS",
+]
 
 MAX_WORKERS = 4
 
@@ -79,6 +81,13 @@ def stop_pool() -> None:
         pool, _pool = _pool, None
     if pool is not None:
         pool.drop_queued()
+
+
+def kill_workers() -> None:
+    """SIGKILL every worker this process forked: only for a process about to leave through
+    ``os._exit`` (a normal exit joins the executor's threads, which a kill can hang)."""
+    for child in multiprocessing.active_children():
+        child.kill()
 
 
 _pool: MatchPool | None = None

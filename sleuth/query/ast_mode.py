@@ -40,11 +40,12 @@ from sleuth.query.request import SearchRequest
 from sleuth.query.scan import Found
 from sleuth.workspace import FileEntry, FileText
 
-__all__ = ["AstSource", "plan_ast", "SERIAL_FILES"]
+__all__ = ["AstSource", "plan_ast", "SERIAL_FILES", "PARALLEL_AT"]
 
 T = TypeVar("T")
 
-SERIAL_FILES = 2  # files parsed in process before worker processes are worth their start
+SERIAL_FILES = 2  # files parsed in process before worker processes are worth their start ...
+PARALLEL_AT = 64  # ... unless the plan holds this many files: then the workers start at once
 BATCH_FILES = 8
 BATCH_BYTES = 128 * 1024
 MAX_PENDING_FILES = 256  # read ahead of the consumer at most this many files ...
@@ -113,10 +114,15 @@ class AstSource:
     """Runs one compiled pattern per language over the files of that language."""
 
     def __init__(
-        self, patterns: dict[str, AstPattern], trees: TreeCache | None, memo_key: str | None = None
+        self,
+        patterns: dict[str, AstPattern],
+        trees: TreeCache | None,
+        memo_key: str | None = None,
+        files: int = 0,
     ) -> None:
         self._patterns = patterns
         self._trees = trees
+        self._serial = 0 if files >= PARALLEL_AT else SERIAL_FILES
         only = next(iter(patterns.values())) if len(patterns) == 1 else None
         self._literals = only.literals if only is not None else None
         self._memo = _memo_for(memo_key) if memo_key is not None else _Memo()
@@ -182,10 +188,14 @@ class AstSource:
         return self._here(ft, pattern)
 
     def find_in_files(self, items: Iterable[tuple[FileText, T]]) -> Iterator[tuple[FileText, T, list[Found]]]:
-        """``find_in_file`` of each item, in the items' order; after the first few parses, a
-        one-shot process parses the rest in worker processes."""
+        """``find_in_file`` of each item, in the items' order; after the first few parses (none
+        when the plan holds ``PARALLEL_AT`` files), a one-shot process parses the rest in
+        worker processes."""
         pool = get_pool() if self._trees is None else None
         it = iter(items)
+        if pool is not None and self._serial == 0:
+            yield from self._parallel(pool, it)
+            return
         parsed = 0
         for ft, extra in it:
             found, pattern = self._lookup(ft)
@@ -195,7 +205,7 @@ class AstSource:
                 found = self._answer(ft, pattern, *running) if running else self._here(ft, pattern)
                 parsed += 1
             yield ft, extra, found
-            if pool is not None and parsed >= SERIAL_FILES:
+            if pool is not None and parsed >= self._serial:
                 break
         else:
             return
@@ -271,13 +281,12 @@ def plan_ast(
     reads in none of them is the error raised (for the language with the most files).
     """
     strictness = req.strictness or "smart"
+    langs_of = [language_for_path(f.path) for f in files]
     if req.lang:
         langs = [get_lang_spec(req.lang).name]
     else:
-        counts = Counter(lang for f in files if (lang := language_for_path(f.path)))
+        counts = Counter(lang for lang in langs_of if lang)
         langs = [lang for lang, _ in counts.most_common()]
-        if not langs:
-            langs = []
     patterns: dict[str, AstPattern] = {}
     first_error: SleuthError | None = None
     for lang in langs:
@@ -290,5 +299,5 @@ def plan_ast(
     if not patterns and first_error is not None:
         raise first_error
     wanted = set(patterns)
-    kept = [f for f in files if language_for_path(f.path) in wanted]
-    return AstSource(patterns, trees, req.identity_json()), kept
+    kept = [f for f, lang in zip(files, langs_of, strict=True) if lang in wanted]
+    return AstSource(patterns, trees, req.identity_json(), len(kept)), kept

@@ -20,6 +20,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from sleuth import listing_prefetch as prefetch
 from sleuth.errors import InvalidPath, NotFound
 from sleuth.model import SkipCounts
 from sleuth.workspace.ignore import IgnoreStack, base_stack
@@ -210,7 +211,10 @@ class Workspace:
             hit = self._listings.get(key)
             if hit is not None and hit[0] == generation:
                 return _copy_listing(hit[1])
-        listing = self._walk(rel, include, exclude, any_size)
+        listing = prefetch.take(
+            (self._root, self.no_ignore, rel, tuple(include), tuple(exclude), any_size),
+            self.max_filesize,
+        ) or self._walk(rel, include, exclude, any_size)
         if generation is not None and generation == self.generation:
             self._listings[key] = (generation, _copy_listing(listing))
         return listing

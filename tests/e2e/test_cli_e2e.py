@@ -166,3 +166,45 @@ def test_human_zero_hits_lists_possible_names(sample_root: Path) -> None:
     assert proc.returncode == 0
     expected = ", ".join(f"{g['name']} ({g['count']})" for g in groups)
     assert f"no matches; did you mean: {expected}" in proc.stdout.splitlines()
+
+
+def _processes_mentioning(text: str) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if text.encode() in cmdline:
+            found.append(int(entry.name))
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="needs /proc to list processes")
+def test_worker_processes_end_with_the_call_and_the_page_equals_the_api(tmp_path: Path) -> None:
+    """Enough files that ast: starts worker processes at once (``PARALLEL_AT``); the console
+    script kills the ones still parsing read-ahead when it leaves, and its listing (prefetched
+    in a forked child) gives the same page as the Python face's own walk."""
+    from sleuth.api import Workbench
+    from sleuth.query.ast_mode import PARALLEL_AT
+
+    root = tmp_path / "many-files-tree"
+    for i in range(PARALLEL_AT + 40):
+        (root / f"pkg{i % 7}").mkdir(parents=True, exist_ok=True)
+        body = "".join(f"def f{i}_{j}(a, b):\n    return g(a, {j})\n" for j in range(300))
+        (root / f"pkg{i % 7}" / f"m{i:03}.py").write_text(body)
+    (root / "pkg0" / "skip.py").write_text("def skipped(): return g(1, 2)\n")
+    args = ["search", "ast:g($A, $B)", "--root", str(root), "--json", "--limit", "7",
+            "--exclude", "skip.py", "--path", "pkg0"]
+    proc = run_cli(args)
+    assert proc.returncode == 0, proc.stderr
+    page = json.loads(proc.stdout)
+    with Workbench(root, build_index=False, servers=False) as wb:
+        api = wb.search("ast:g($A, $B)", path="pkg0", exclude=["skip.py"], limit=7).to_json()
+    assert [(m["path"], m["line"]) for m in page["matches"]] == [
+        (m["path"], m["line"]) for m in api["matches"]
+    ]
+    assert len(page["matches"]) == 7 and page["matches"][0]["path"] == "pkg0/m000.py"
+    assert _processes_mentioning(str(root)) == []  # no worker outlived the call

@@ -84,6 +84,37 @@ def test_parallel_pages_equal_serial_pages(
     assert sum(len(p) for p in serial) > limit or len(serial) == 1
 
 
+def test_a_large_plan_parses_nothing_in_process_and_pages_stay_equal(
+    make_workspace: MakeWorkspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With ``PARALLEL_AT`` files or more in the plan, the first file already goes to the
+    workers (no serial warm-up); below it, the first ``SERIAL_FILES`` are parsed here."""
+    root = make_workspace(_tree())
+    monkeypatch.setattr(ast_mode, "get_pool", lambda: None)
+    serial = _walk(root, "ast:g($A, $B)", 4)
+
+    here: list[str] = []
+    real_here = ast_mode.AstSource._here
+
+    def spy_here(self: ast_mode.AstSource, ft: Any, pattern: Any) -> Any:
+        here.append(ft.path)
+        return real_here(self, ft, pattern)
+
+    spy = _SpyPool(MatchPool(2))
+    monkeypatch.setattr(ast_mode.AstSource, "_here", spy_here)
+    monkeypatch.setattr(ast_mode, "get_pool", lambda: spy)
+    try:
+        for parallel_at, fresh in ((10, "large"), (10_000, "small")):
+            monkeypatch.setattr(ast_mode, "PARALLEL_AT", parallel_at)
+            ast_mode._MEMOS.clear()
+            here.clear()
+            assert _walk(root, "ast:g($A, $B)", 4, fresh=fresh) == serial
+            assert len(here) == (0 if parallel_at == 10 else ast_mode.SERIAL_FILES), parallel_at
+    finally:
+        spy.pool.shutdown()
+    assert spy.batches > 0
+
+
 def test_workers_answer_what_the_process_finds() -> None:
     pattern = compile_pattern("def $F($$$A): $$$B", "python")
     datas = [b"def a(x, y):\n    return 1\n", b"x = 1\n", b"def b():\n    def c(): pass\n"]

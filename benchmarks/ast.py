@@ -355,6 +355,14 @@ def _target(q: Query, phase: str) -> float:
     return TARGETS["cold_literal"] if q.literal else TARGETS["cold_nolit"]
 
 
+def _verdict(label: str, phase: str, ratio: float, target: float) -> str:
+    """The issue's cold targets are for the CLI (a new process, its first page); every match
+    through the Python face is measured for scale and held to no target."""
+    if phase == "cold" and not label.startswith("CLI"):
+        return f"(no target; {target}x is the CLI's)"
+    return f"<={target}x " + ("ok" if ratio <= target else "MISS")
+
+
 def table(rows: list[Row], phase: str, markdown: bool) -> str:
     head = [
         "query",
@@ -381,7 +389,7 @@ def table(rows: list[Row], phase: str, markdown: bool) -> str:
                     _s(row.ast_grep.median),
                     _s(series.median),
                     f"{ratio:.2f}x",
-                    f"<={target}x " + ("ok" if ratio <= target else "MISS"),
+                    _verdict(label, phase, ratio, target),
                     row.ast_grep.answer,
                     series.answer,
                 ]

@@ -245,6 +245,9 @@ class Workbench:
         if self._engines.servers is not None:
             self._engines.servers.close()
             self._engines.servers = None
+        if self._engines.graph is not None:
+            self._engines.graph.close()
+            self._engines.graph = None
         self.workspace.close()
         self._registry.close()
 

@@ -158,13 +158,21 @@ def _role(captures: dict[str, list[Node]]) -> _Role:
 
 
 def _collect(
-    query: Query, tree: Tree, data: bytes, rules: TagRules
+    query: Query,
+    tree: Tree,
+    data: bytes,
+    rules: TagRules,
+    byte_range: tuple[int, int] | None = None,
 ) -> tuple[list[_Def], list[_Ref]]:
-    """Run the query once and turn its matches into raw definitions and references."""
+    """Run the query once and turn its matches into raw definitions and references
+    (``byte_range``: only the matches that intersect it)."""
     defs: dict[tuple[int, int, int], _Def] = {}
     refs: dict[tuple[int, int], _Ref] = {}
     roles: dict[int, _Role] = {}
-    for pattern, captures in QueryCursor(query).matches(tree.root_node):
+    cursor = QueryCursor(query)
+    if byte_range is not None:
+        cursor.set_byte_range(*byte_range)
+    for pattern, captures in cursor.matches(tree.root_node):
         role = roles[pattern] if pattern in roles else roles.setdefault(pattern, _role(captures))
         names = captures.get("name")
         if role is None or not names:

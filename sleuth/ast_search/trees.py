@@ -6,7 +6,14 @@ searched files for the long-running faces (MCP server, in-process API): it is bo
 bytes of source it holds (a tree costs about 25x its source in memory, so a 64 MiB budget of
 source is about 1.6 GiB of trees), evicts least recently used files first, and when a file
 changed it reparses incrementally from the old tree (``tree.edit`` + ``parse(new, old)``),
-which costs a fraction of a full parse.
+which costs a fraction of a full parse. A reparse that finds a syntax error is redone from
+scratch: tree-sitter's error recovery can differ between the two, and the tree must be the one
+a fresh process would build.
+
+An entry can also carry what was derived from its tree (the file's tags, ``attach``): ``revise``
+hands back, besides the new tree, the previous version's edited tree, bytes, the edit between
+them (one range: the common prefix and suffix) and what was attached to it, so a deriver can
+redo only the part the edit touched (``tags_update``).
 """
 
 from __future__ import annotations
@@ -19,7 +26,7 @@ from tree_sitter import Parser, Point, Tree
 
 from sleuth.ast_search.languages import get_lang_spec, language_for_path
 
-__all__ = ["parse", "TreeCache", "DEFAULT_CACHE_BYTES"]
+__all__ = ["parse", "TreeCache", "DEFAULT_CACHE_BYTES", "Edit", "Revision", "Previous"]
 
 DEFAULT_CACHE_BYTES = 64 * 1024 * 1024
 
@@ -44,12 +51,48 @@ def parse(lang: str, data: bytes, old_tree: Tree | None = None) -> Tree:
     return parser.parse(data, old_tree)
 
 
+@dataclass(frozen=True)
+class Edit:
+    """One edit from old to new bytes: ``old[start:old_end]`` became ``new[start:new_end]``."""
+
+    start: int
+    old_end: int
+    new_end: int
+
+    @property
+    def delta(self) -> int:
+        """How far everything after the edit moved."""
+        return self.new_end - self.old_end
+
+
+@dataclass(frozen=True)
+class Previous:
+    """The version a tree was reparsed from: its tree (edited to the new positions), bytes,
+    the edit, and what had been attached to it."""
+
+    tree: Tree
+    data: bytes
+    edit: Edit
+    attached: object
+
+
+@dataclass(frozen=True)
+class Revision:
+    """A file's current tree; ``attached`` if this very version has something attached, else
+    ``previous`` when it was reparsed from a version that had."""
+
+    tree: Tree
+    attached: object = None
+    previous: Previous | None = None
+
+
 @dataclass
 class _Entry:
     lang: str
     stamp: str
     data: bytes
     tree: Tree
+    attached: object = None
 
 
 class TreeCache:
@@ -88,16 +131,57 @@ class TreeCache:
         if entry is not None and entry.lang == name and entry.stamp == stamp:
             self.hits += 1
             return entry.tree
+        tree = None
         if entry is not None and entry.lang == name:
             old = entry.tree.copy()
             _edit(old, entry.data, data)
-            tree = parse(name, data, old)
-            self.reparses += 1
-        else:
+            tree = self._reparse(name, data, old)
+        if tree is None:
             tree = parse(name, data)
             self.parses += 1
         self._store(path, _Entry(name, stamp, data, tree))
         return tree
+
+    def _reparse(self, lang: str, data: bytes, old: Tree) -> Tree | None:
+        """``data`` reparsed from ``old`` (edited); None when the result has a syntax error:
+        error recovery can differ between an incremental and a fresh parse, and a fresh
+        parse is what a new process would see."""
+        tree = parse(lang, data, old)
+        if tree.root_node.has_error:
+            return None
+        self.reparses += 1
+        return tree
+
+    def revise(self, path: str, stamp: str, data: bytes, lang: str) -> Revision:
+        """Like ``get``, with what was attached to this version or to the one reparsed from."""
+        name = get_lang_spec(lang).name
+        with self._lock:
+            entry = self._entries.get(path)
+            if entry is not None:
+                self._entries.move_to_end(path)
+        if entry is not None and entry.lang == name and entry.stamp == stamp:
+            self.hits += 1
+            return Revision(entry.tree, entry.attached)
+        previous = None
+        tree = None
+        if entry is not None and entry.lang == name:
+            old = entry.tree.copy()
+            edit = _edit(old, entry.data, data)
+            tree = self._reparse(name, data, old)
+            if tree is not None and entry.attached is not None:
+                previous = Previous(old, entry.data, edit, entry.attached)
+        if tree is None:
+            tree = parse(name, data)
+            self.parses += 1
+        self._store(path, _Entry(name, stamp, data, tree))
+        return Revision(tree, None, previous)
+
+    def attach(self, path: str, stamp: str, value: object) -> None:
+        """Keep ``value`` with the tree of ``path`` at ``stamp`` (if that is the one held)."""
+        with self._lock:
+            entry = self._entries.get(path)
+            if entry is not None and entry.stamp == stamp:
+                entry.attached = value
 
     def discard(self, path: str) -> None:
         """Forget ``path`` (deleted or moved)."""
@@ -131,7 +215,7 @@ def _point(data: bytes, offset: int) -> Point:
     return Point(row, offset - line_start)
 
 
-def _edit(tree: Tree, old: bytes, new: bytes) -> None:
+def _edit(tree: Tree, old: bytes, new: bytes) -> Edit:
     """Describe the change from ``old`` to ``new`` to ``tree`` as one edit (common affixes)."""
     limit = min(len(old), len(new))
     start = 0
@@ -161,3 +245,4 @@ def _edit(tree: Tree, old: bytes, new: bytes) -> None:
         old_end_point=_point(old, old_end),
         new_end_point=_point(new, new_end),
     )
+    return Edit(start, old_end, new_end)

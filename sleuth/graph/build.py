@@ -14,36 +14,32 @@ resolution changed since ``take_changes`` — so a one-file update writes a few 
 ranked graph's weights, adjusted per file, with a ``version`` that keys the rank cache.
 
 Incremental rule: the edges a file owns (those leaving its nodes) are a function of its own
-record and of the records it *read* while resolving (``Resolution.deps``) plus the module keys it
-looked up. ``update_file``/``remove_file`` replace one file's nodes and re-resolve exactly the
-files that read it or looked up a key it provides, so the result equals a full rebuild — this
-covers every use whose name matches the file's old or new declarations and every import of it.
+record and of what it read of other files while resolving, each read named by a key
+(``Resolution.keys``, see ``file_index``: what a file binds to a top-level name, a class as seen
+from outside, a star list, a module lookup). ``update_file``/``remove_file`` replace one file's
+nodes, compute which of its keys changed, and re-resolve exactly the files that noted one, so
+the result equals a full rebuild while an edit that moves nothing others read (inside a body, a
+new function nobody names) re-resolves the edited file alone.
 """
 
 from __future__ import annotations
 
 import contextlib
 import gc
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
-
-import networkx as nx
 
 from sleuth.errors import InvalidQuery, NotFound
 from sleuth.graph import queries
 from sleuth.graph import rank as ranking
+from sleuth.graph.carry import carry_over
+from sleuth.graph.file_index import FileIndex, changed_keys
 from sleuth.graph.model import Dependent, FileView, NodeView, Ranked
-from sleuth.graph.modules import ModuleIndex, provided_keys
-from sleuth.graph.records import DefRow, FileRecord, FileTags, RecordRow, def_rows, make_record
-from sleuth.graph.resolve import (
-    EdgeKey,
-    FileIndex,
-    Resolution,
-    Resolver,
-    changed_keys,
-    shape_of,
-)
-from sleuth.graph.table import RecordTable, ResolutionRow, resolution_from_row, resolution_to_row
+from sleuth.graph.modules import provided_keys
+from sleuth.graph.records import FileRecord, FileTags, RecordRow, def_rows, make_record
+from sleuth.graph.resolve import EdgeKey, Resolution, Resolver
+from sleuth.graph.state import GraphState
+from sleuth.graph.table import ResolutionRow, resolution_from_row, resolution_to_row
 
 if TYPE_CHECKING:
     from sleuth.graph.store import SyncReport
@@ -54,30 +50,8 @@ _BATCH = 64
 EDGE_KINDS = ("contains", "calls", "references", "imports", "inherits")
 
 
-class Graph:
+class Graph(GraphState):
     """Files and declarations with their reference edges; see the module docstring."""
-
-    def __init__(self) -> None:
-        self.g: Any = nx.MultiDiGraph()
-        self._records = RecordTable()
-        self._indexes: dict[str, FileIndex] = {}  # built on first use (a loaded cache has none)
-        self._modules = ModuleIndex()
-        self._resolved: dict[str, Resolution] = {}
-        self._readers: dict[str, set[str]] = {}  # path -> files whose resolution read it
-        self._key_users: dict[str, set[str]] = {}  # module key -> files that looked it up
-        self._semantic: dict[EdgeKey, str] = {}  # confirmed edge -> the file that owns it
-        # What the cache has not seen yet (``take_changes``): files whose record or resolution
-        # changed, files removed, and whether the confirmed edges changed.
-        self._dirty: set[str] = set()
-        self._gone: set[str] = set()
-        self._semantic_dirty = False
-        # The ranked graph's weights (user, used) -> uses, kept per owning file so an update
-        # adjusts them instead of a rank walking every edge again; ``version`` moves on every
-        # change of nodes or edges and keys the rank cache (``rank.RankCache``).
-        self._rank_parts: dict[str, list[tuple[str, str, int]]] = {}
-        self.rank_weights: dict[tuple[str, str], int] = {}
-        self.version = 0
-        self.rank_cache: Any = None
 
     # -- input --------------------------------------------------------------------------------
 
@@ -117,11 +91,20 @@ class Graph:
     def _index(self, path: str) -> FileIndex:
         idx = self._indexes.get(path)
         if idx is None:
-            idx = self._indexes[path] = FileIndex.of(self._records[path])
+            raw = self._records.raw(path)  # still a cached row: index it without decoding
+            idx = FileIndex.of_row(path, raw) if raw is not None else FileIndex.of(self._records[path])
+            self._indexes[path] = idx
         return idx
+
+    def _used(self, key: str) -> bool:
+        """Whether some file's resolution depends on ``key``."""
+        return bool(self._key_users.get(key))
 
     def _apply(self, changes: dict[str, FileRecord | None]) -> None:
         affected: set[str] = set()
+        by_keys: set[str] = set()  # files that read a key that changed
+        moved: set[str] = set()  # every key that changed
+        carried: dict[str, tuple[FileRecord, FileIndex, Resolution]] = {}
         for path, rec in changes.items():
             known = path in self._records
             if not known and rec is None:
@@ -129,19 +112,23 @@ class Graph:
             old = self._records[path] if known else None
             old_index = self._index(path) if known else None
             new_index = FileIndex.of(rec) if rec is not None else None
-            keys = changed_keys(path, old_index, new_index)
+            keys = changed_keys(path, old_index, new_index, self._used)
             if (old is None) != (rec is None):
                 keys |= provided_keys(path)
+            moved |= keys
             for key in keys:
-                affected |= self._key_users.get(key, set())
-            if old is None or rec is None or shape_of(old) != shape_of(rec):
-                affected |= self._readers.get(path, set())  # else they read nothing that moved
+                by_keys |= self._key_users.get(key, set())
+            prior = self._resolved.get(path)
+            if old is not None and old_index is not None and prior is not None:
+                carried[path] = (old, old_index, prior)
             if old is not None and (rec is None or rec.stamp != old.stamp or not rec.stamp):
                 # The content changed: a server's confirmation of its uses no longer holds.
                 kept = {k: p for k, p in self._semantic.items() if p != path}
                 if len(kept) != len(self._semantic):
                     self._semantic, self._semantic_dirty = kept, True
-            self._forget_resolution(path)
+            if rec is None:
+                self._forget_resolution(path)
+            # else its edges stay until its next resolution replaces them (``_install``)
             if old is not None:
                 self._drop_nodes(old, keep=rec)
             if rec is None or new_index is None:
@@ -154,14 +141,21 @@ class Graph:
                 self._records[path] = rec
                 self._indexes[path] = new_index
                 self._modules.add(path)
-                self._add_nodes(path, rec.lang, rec.stamp, rec.complete, rec.reason, def_rows(rec))
+                self._add_nodes(
+                    path, rec.lang, rec.stamp, rec.complete, rec.reason, def_rows(rec),
+                    replace=old is not None,
+                )
                 affected.add(path)
                 self._gone.discard(path)
-        affected = {p for p in affected if p in self._records}
+        affected = {p for p in affected | by_keys if p in self._records}
         resolver = Resolver(self._records, self._index, self._modules)
         for path in sorted(affected):
-            self._forget_resolution(path)
-            self._install(path, resolver.resolve_file(path))
+            carry = None
+            if path in carried:
+                old, old_index, prior = carried[path]
+                if prior.keys.isdisjoint(moved):  # nothing it read elsewhere moved
+                    carry = carry_over(old, old_index, prior.edges, prior.keys, self._index(path))
+            self._install(path, resolver.resolve_file(path, carry))
         self._dirty |= affected
 
     def restore_rows(
@@ -248,123 +242,6 @@ class Graph:
         from sleuth.graph.store import sync
 
         return sync(self, stamps, get_tags)
-
-    # -- nodes and edges ----------------------------------------------------------------------
-
-    def _add_nodes(
-        self,
-        path: str,
-        lang: str,
-        stamp: str,
-        complete: bool,
-        reason: str | None,
-        defs: Sequence[DefRow],
-    ) -> None:
-        g = self.g
-        g.add_node(
-            path, type="file", path=path, lang=lang, stamp=stamp, complete=complete, reason=reason
-        )
-        attrs = g._node  # networkx's node -> attributes dict: read without a view per lookup
-        by_qualified: dict[str, str] = {}
-        for d in defs:
-            by_qualified.setdefault(f"{d[3]}.{d[1]}" if d[3] else d[1], d[0])
-        owned: list[tuple[str, str, int, int, int]] = []
-        for i, name, kind, container, sb, eb, line, eline, ns, ne, sig in defs:
-            have = attrs.get(i)
-            if have is not None and have.get("path", path) != path:
-                continue  # an id clash with another file: keep the first owner
-            g.add_node(
-                i,
-                type="decl",
-                id=i,
-                name=name,
-                kind=kind,
-                container=container,
-                path=path,
-                start_byte=sb,
-                end_byte=eb,
-                line=line,
-                end_line=eline,
-                name_start=ns,
-                name_end=ne,
-                signature=sig,
-            )
-            owned.append((i, container, sb, eb, line))
-        g.add_edges_from(
-            (
-                parent if container and (parent := by_qualified.get(container, i)) != i else path,
-                i,
-                "contains",
-                {"kind": "contains", "precision": "syntactic", "occurrences": [(sb, eb, line)]},
-            )
-            for i, container, sb, eb, line in owned
-        )
-    def _drop_nodes(self, rec: FileRecord, keep: FileRecord | None = None) -> None:
-        """Remove a file's nodes; with ``keep`` (its next version), only the vanished ones.
-
-        Nodes that survive an edit keep their incoming edges, so files whose uses still
-        resolve to them need no re-resolution; their attributes and ``contains`` edges are
-        rewritten by ``_add_nodes``.
-        """
-        kept = {d.id for d in keep.defs} if keep is not None else set()
-        owned = [d.id for d in rec.defs if self.g.nodes.get(d.id, {}).get("path") == rec.path]
-        for node in [rec.path, *owned]:
-            if node in self.g:
-                for u, v in [
-                    (u, v) for u, v, k in self.g.out_edges(node, keys=True) if k == "contains"
-                ]:
-                    self.g.remove_edge(u, v, key="contains")
-        for node in owned:
-            if node not in kept:
-                self.g.remove_node(node)
-        if keep is None and rec.path in self.g:
-            self.g.remove_node(rec.path)
-
-    def _install(self, path: str, res: Resolution) -> None:
-        g = self.g
-        attrs = g._node
-        semantic = self._semantic
-        parts: list[tuple[str, str, int]] = []
-        edges = []
-        for (u, v, kind), occs in res.edges.items():
-            owner = attrs.get(u)
-            if owner is None or v not in attrs or owner.get("path") != path:
-                continue
-            precision = "semantic" if semantic and (u, v, kind) in semantic else "syntactic"
-            data = {"kind": kind, "precision": precision, "occurrences": sorted(occs)}
-            edges.append((u, v, kind, data))
-            if kind in ranking.RANK_KINDS and u != v:
-                parts.append((u, v, len(occs)))
-        g.add_edges_from(edges)
-        self._resolved[path] = res
-        if parts:
-            weights = self.rank_weights
-            for u, v, w in parts:
-                weights[(u, v)] = weights.get((u, v), 0) + w
-            self._rank_parts[path] = parts
-        for dep in res.deps:
-            self._readers.setdefault(dep, set()).add(path)
-        for key in res.keys:
-            self._key_users.setdefault(key, set()).add(path)
-
-    def _forget_resolution(self, path: str) -> None:
-        res = self._resolved.pop(path, None)
-        if res is None:
-            return
-        for u, v, kind in res.edges:
-            if self.g.has_edge(u, v, key=kind):
-                self.g.remove_edge(u, v, key=kind)
-        weights = self.rank_weights
-        for u, v, w in self._rank_parts.pop(path, ()):
-            left = weights[(u, v)] - w
-            if left:
-                weights[(u, v)] = left
-            else:
-                del weights[(u, v)]
-        for dep in res.deps:
-            self._readers.get(dep, set()).discard(path)
-        for key in res.keys:
-            self._key_users.get(key, set()).discard(path)
 
     # -- semantic confirmation ----------------------------------------------------------------
 

@@ -137,12 +137,13 @@ class DeclView:
     incoming: dict[str, EdgeGroup]
     members: list[DeclView] = field(default_factory=list)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, nested: bool = True) -> dict[str, Any]:
+        """The declaration with its edges; members in full, or by id (``nested=False``)."""
         return {
             **self.node.to_json(),
             "outgoing": {k: g.to_json() for k, g in self.outgoing.items()},
             "incoming": {k: g.to_json() for k, g in self.incoming.items()},
-            "members": [m.to_json() for m in self.members],
+            "members": [m.to_json() if nested else m.node.id for m in self.members],
         }
 
 

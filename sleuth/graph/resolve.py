@@ -11,8 +11,10 @@ class, then its bases), ``super()`` (the bases), an imported module (its top lev
 name (its members); ``obj.m()`` on an unknown receiver stays unresolved.
 
 A ``Resolver`` is one session over the graph's current records. Besides the edges of a file it
-reports what the answer depended on — the other files it read (``deps``) and the module keys it
-looked up (``keys``) — so the graph knows exactly which files to re-resolve after a change.
+reports what the answer depended on: the keys of what it read of other files (``keys``, see
+``file_index``: a top-level binding, a class as seen from outside, a star list, a module
+lookup) and, for inspection, the files those keys name (``deps``) — so the graph re-resolves
+after a change exactly the files that read something that changed.
 """
 
 from __future__ import annotations
@@ -21,9 +23,17 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TypeVar
 
+from sleuth.graph.carry import Carry
+from sleuth.graph.file_index import (
+    CLASS_KINDS,
+    FileIndex,
+    changed_keys,
+    class_key,
+    key_paths,
+    name_key,
+)
 from sleuth.graph.modules import ModuleIndex, child_module
-from sleuth.graph.records import FileRecord, language_family
-from sleuth.model import SymbolDef, SymbolRef
+from sleuth.graph.records import FileRecord
 
 __all__ = [
     "FileIndex",
@@ -34,29 +44,13 @@ __all__ = [
     "CLASS_KINDS",
     "Occ",
     "name_key",
+    "class_key",
     "changed_keys",
-    "shape_of",
 ]
 
 EDGE_KIND = {"call": "calls", "reference": "references", "import": "imports", "inherit": "inherits"}
 """Ref kind -> edge kind; an unknown ref kind gives ``references``."""
 
-CLASS_KINDS = frozenset(
-    {
-        "class",
-        "interface",
-        "struct",
-        "trait",
-        "enum",
-        "impl",
-        "object",
-        "protocol",
-        "record",
-        "type",
-        "module",
-        "namespace",
-    }
-)
 _SELF = frozenset({"self", "this", "cls"})
 _MAX_HOPS = 8
 
@@ -69,74 +63,9 @@ T = TypeVar("T")
 
 
 @dataclass
-class FileIndex:
-    """Lookup tables over one file's declarations."""
-
-    by_id: dict[str, SymbolDef]
-    by_qualified: dict[str, SymbolDef]
-    scope: dict[tuple[str, str], str]
-    family: str
-    imported: dict[str, list[tuple[str, str]]]  # local name -> [(module, imported name)]
-    stars: list[str]  # modules star-imported
-
-    @classmethod
-    def of(cls, rec: FileRecord) -> FileIndex:
-        by_qualified: dict[str, SymbolDef] = {}
-        scope: dict[tuple[str, str], str] = {}
-        for d in rec.defs:
-            by_qualified.setdefault(d.qualified, d)
-            scope.setdefault((d.container, d.name), d.id)
-        imported: dict[str, list[tuple[str, str]]] = {}
-        stars: list[str] = []
-        for ref, alias in zip(rec.refs, rec.receivers, strict=True):
-            if ref.kind != "import" or not ref.module:
-                continue
-            if ref.name == "*":
-                stars.append(ref.module)
-            else:
-                imported.setdefault(alias or ref.name, []).append((ref.module, ref.name))
-        family = language_family(rec.lang, rec.path)
-        return cls({d.id: d for d in rec.defs}, by_qualified, scope, family, imported, stars)
-
-
-def shape_of(rec: FileRecord) -> tuple[object, ...]:
-    """What resolving *another* file can read of ``rec``: its declarations (id, name, kind,
-    container), its imports and its ``inherit`` uses — never a position. An edit that keeps
-    the shape (a change inside bodies) cannot change any other file's edges."""
-    defs = tuple(sorted((d.id, d.name, d.kind, d.container, d.qualified) for d in rec.defs))
-    uses = tuple(
-        (r.kind, r.name, r.module, r.enclosing, recv)
-        for r, recv in zip(rec.refs, rec.receivers, strict=True)
-        if r.kind in ("import", "inherit")
-    )
-    return (rec.lang, defs, uses)
-
-
-def name_key(path: str, name: str) -> str:
-    """The key of "what ``path`` binds to top-level ``name``" (a declaration or an import)."""
-    return f"name:{path}\0{name}"
-
-
-def changed_keys(path: str, old: FileIndex | None, new: FileIndex | None) -> set[str]:
-    """The ``name:``/``stars:`` keys of ``path`` whose answer differs between two versions."""
-
-    def binding(idx: FileIndex | None, name: str) -> tuple[object, object]:
-        return (None, None) if idx is None else (idx.scope.get(("", name)), idx.imported.get(name))
-
-    names: set[str] = set()
-    for idx in (old, new):
-        if idx is not None:
-            names.update(n for c, n in idx.scope if not c)
-            names.update(idx.imported)
-    out = {name_key(path, n) for n in names if binding(old, n) != binding(new, n)}
-    if (old.stars if old else []) != (new.stars if new else []):
-        out.add("stars:" + path)
-    return out
-
-
-@dataclass
 class Resolution:
-    """What resolving one file produced: its edges (with occurrences) and its dependencies."""
+    """What resolving one file produced: its edges (with occurrences) and its dependencies
+    (``keys``; ``deps`` are the other files they name)."""
 
     edges: dict[EdgeKey, list[Occ]] = field(default_factory=dict)
     deps: frozenset[str] = frozenset()
@@ -152,7 +81,14 @@ class _Bindings:
 
 
 class Resolver:
-    """One resolution session over ``records`` (memoised; drop it after the update)."""
+    """One resolution session over ``records`` (memoised; drop it after the update).
+
+    Reading another file notes the key of what was read (``file_index``): a class's members or
+    bases (``class:``), a top-level binding (``name:``), a star list (``stars:``), a module
+    lookup (``file:``/``py:``). Reads of the file being resolved are not noted when made for
+    it directly — it is resolved again whenever it changes — but are inside memoised work,
+    which another file may reuse.
+    """
 
     def __init__(
         self,
@@ -163,20 +99,21 @@ class Resolver:
         self._records = records
         self._index = index
         self._modules = modules
-        self._stack: list[tuple[set[str], set[str], set[tuple[str, ...]]]] = []
-        self._memo: dict[tuple[str, ...], tuple[object, frozenset[str], frozenset[str]]] = {}
+        self._stack: list[tuple[set[str], set[tuple[str, ...]]]] = []
+        self._memo: dict[tuple[str, ...], tuple[object, frozenset[str]]] = {}
         self._busy: set[tuple[str, ...]] = set()
-        self._own: tuple[str, _Bindings] | None = None
+        self._own: str | None = None  # the file being resolved (its bindings: ``_own_binds``)
+        self._own_binds: _Bindings | None = None
 
     # -- dependency bookkeeping ---------------------------------------------------------------
 
-    def _touch(self, path: str) -> None:
-        if self._stack:
-            self._stack[-1][0].add(path)
-
     def _note(self, key: str) -> None:
         if self._stack:
-            self._stack[-1][1].add(key)
+            self._stack[-1][0].add(key)
+
+    def _foreign(self, path: str) -> bool:
+        """Whether a read of ``path`` must be noted (see the class docstring)."""
+        return len(self._stack) > 1 or self._own != path
 
     def _cached(self, key: tuple[str, ...], compute: Callable[[], T], default: T) -> T:
         """Memoise ``compute`` under ``key``, carrying its dependencies to every caller.
@@ -190,62 +127,84 @@ class Resolver:
         if hit is None:
             if key in self._busy:
                 if self._stack:
-                    self._stack[-1][2].add(key)
+                    self._stack[-1][1].add(key)
                 return default
             self._busy.add(key)
-            self._stack.append((set(), set(), set()))
+            self._stack.append((set(), set()))
             try:
                 value: object = compute()
             finally:
-                deps, keys, cuts = self._stack.pop()
+                keys, cuts = self._stack.pop()
                 self._busy.discard(key)
             cuts.discard(key)
-            hit = (value, frozenset(deps), frozenset(keys))
+            hit = (value, frozenset(keys))
             if cuts:
                 if self._stack:
-                    self._stack[-1][2].update(cuts)
+                    self._stack[-1][1].update(cuts)
             else:
                 self._memo[key] = hit
-        if self._stack:
+        if self._stack and hit[1]:
             self._stack[-1][0].update(hit[1])
-            self._stack[-1][1].update(hit[2])
         return hit[0]  # type: ignore[return-value]
 
-    def _file(self, path: str) -> tuple[FileRecord, FileIndex] | None:
-        self._touch(path)
-        rec = self._records.get(path)
-        return None if rec is None else (rec, self._index(path))
+    def _class(self, target: Target) -> FileIndex | None:
+        """The index of ``target``'s file, noting that the declaration was read as a class."""
+        if self._foreign(target[0]):
+            self._note(class_key(*target))
+        return self._index(target[0]) if target[0] in self._records else None
 
     # -- one file -----------------------------------------------------------------------------
 
-    def resolve_file(self, path: str) -> Resolution:
-        """Resolve every use in ``path`` to edges (source node, target node, kind)."""
+    def resolve_file(self, path: str, carry: Carry | None = None) -> Resolution:
+        """Resolve every use in ``path`` to edges (source node, target node, kind); with
+        ``carry``, a use whose previous target still holds keeps it (``carry``)."""
         rec = self._records[path]
         idx = self._index(path)
-        self._stack.append((set(), set(), set()))
+        self._stack.append((set(), set()))
         out = Resolution()
         try:
-            binds = self._bindings(path)
-            self._own = (path, binds)  # skip the memo (and its dependency merge) per use
+            self._own, self._own_binds = path, None  # its bindings: computed once, if needed
             n_import = 0
             for ref, recv in zip(rec.refs, rec.receivers, strict=True):
                 if ref.kind == "import":
-                    target = binds.imports[n_import] if n_import < len(binds.imports) else None
-                    n_import += 1
                     source = path
+                    if carry is not None and n_import < len(carry.imports):
+                        node = carry.imports[n_import]
+                        n_import += 1
+                        if node is None:
+                            out.unresolved += 1
+                        else:
+                            out.edges.setdefault((path, node, "imports"), []).append(
+                                (ref.start_byte, ref.end_byte, ref.line)
+                            )
+                        continue
+                    imports = self._bindings(path).imports
+                    target = imports[n_import] if n_import < len(imports) else None
+                    n_import += 1
                 else:
-                    target = self.lookup(path, ref.enclosing, ref.name, recv)
                     source = ref.enclosing if ref.enclosing in idx.by_id else path
+                    if carry is not None:
+                        known, node = carry.target(idx, ref, recv)
+                        if known:
+                            if node is None:
+                                out.unresolved += 1
+                            else:
+                                key = (source, node, EDGE_KIND.get(ref.kind, "references"))
+                                out.edges.setdefault(key, []).append(
+                                    (ref.start_byte, ref.end_byte, ref.line)
+                                )
+                            continue
+                    target = self.lookup(path, ref.enclosing, ref.name, recv)
                 if target is None:
                     out.unresolved += 1
                     continue
                 key = (source, target[1] or target[0], EDGE_KIND.get(ref.kind, "references"))
                 out.edges.setdefault(key, []).append((ref.start_byte, ref.end_byte, ref.line))
         finally:
-            self._own = None
-            deps, keys, _ = self._stack.pop()
-        deps.discard(path)
-        out.deps, out.keys = frozenset(deps), frozenset(keys)
+            self._own = self._own_binds = None
+            keys, _ = self._stack.pop()
+        out.keys = frozenset(keys) | carry.keys if carry is not None else frozenset(keys)
+        out.deps = frozenset(key_paths(keys)) - {path}
         return out
 
     # -- names --------------------------------------------------------------------------------
@@ -274,6 +233,8 @@ class Resolver:
                 if found:
                     return found
             return None
+        if self._foreign(path):
+            self._note(name_key(path, recv))
         owner = self._bindings(path).names.get(recv)
         if owner is None:
             head, _, last = recv.rpartition(".")
@@ -282,15 +243,18 @@ class Resolver:
             return None
         if not owner[1]:
             return self._exported(owner[0], name)
-        got = self._file(owner[0])
-        if got and got[1].by_id[owner[1]].kind in CLASS_KINDS:
+        idx = self._class(owner)
+        if idx is not None and idx.by_id[owner[1]].kind in CLASS_KINDS:
             return self._member(owner, name, frozenset())
         return None
 
     def _bare(self, path: str, enclosing: str | None, name: str) -> Target | None:
         idx = self._index(path)
+        foreign = self._foreign(path)
         d = idx.by_id.get(enclosing) if enclosing else None
         if d is not None:
+            if foreign:
+                self._note(class_key(path, d.id))  # its scope chain is part of that key
             strict = idx.family in ("python", "js")
             q: str | None = d.qualified
             while q:
@@ -301,12 +265,16 @@ class Resolver:
                     if hit:
                         return (path, hit)
                 q = owner.container if owner is not None else q.rpartition(".")[0]
+        if foreign:
+            self._note(name_key(path, name))
         hit = idx.scope.get(("", name))
         if hit:
             return (path, hit)
         binds = self._bindings(path)
         if name in binds.names:
             return binds.names[name]
+        if foreign:
+            self._note("stars:" + path)  # even when empty: a star import may come
         for star in binds.stars:
             found = self._exported(star, name)
             if found:
@@ -316,6 +284,8 @@ class Resolver:
     def _enclosing_class(self, path: str, enclosing: str | None) -> Target | None:
         idx = self._index(path)
         d = idx.by_id.get(enclosing) if enclosing else None
+        if d is not None and self._foreign(path):
+            self._note(class_key(path, d.id))
         while d is not None:
             if d.kind in CLASS_KINDS:
                 return (path, d.id)
@@ -323,13 +293,13 @@ class Resolver:
         return None
 
     def _member(self, cls: Target, name: str, seen: frozenset[Target]) -> Target | None:
-        got = self._file(cls[0])
-        if got is None or cls in seen or len(seen) > _MAX_HOPS:
+        idx = self._class(cls)
+        if idx is None or cls in seen or len(seen) > _MAX_HOPS:
             return None
-        d = got[1].by_id.get(cls[1])
+        d = idx.by_id.get(cls[1])
         if d is None:
             return None
-        hit = got[1].scope.get((d.qualified, name))
+        hit = idx.scope.get((d.qualified, name))
         if hit:
             return (cls[0], hit)
         for base in self._bases(cls):
@@ -342,16 +312,14 @@ class Resolver:
         """The declarations a class's ``inherit`` uses resolve to (memoised per class)."""
 
         def compute() -> list[Target]:
-            got = self._file(cls[0])
-            if got is None:
+            idx = self._class(cls)
+            if idx is None:
                 return []
-            rec = got[0]
             out: list[Target] = []
-            for ref, recv in zip(rec.refs, rec.receivers, strict=True):
-                if ref.kind == "inherit" and ref.enclosing == cls[1]:
-                    t = self.lookup(cls[0], cls[1], ref.name, recv)
-                    if t and t[1] and t != cls and t not in out:
-                        out.append(t)
+            for name, recv in idx.bases.get(cls[1], ()):
+                t = self.lookup(cls[0], cls[1], name, recv)
+                if t and t[1] and t != cls and t not in out:
+                    out.append(t)
             return out
 
         return self._cached(("bases", *cls), compute, [])
@@ -397,27 +365,30 @@ class Resolver:
 
     def _bindings(self, path: str) -> _Bindings:
         """The names ``path``'s imports bind, the files it star-imports, each import's target."""
-        if self._own is not None and self._own[0] == path:
-            return self._own[1]
+        if self._own == path and len(self._stack) == 1:
+            # the file being resolved, for itself: once, then without the memo's key merge
+            # (memoised work must merge them: it is not here)
+            if self._own_binds is None:
+                self._own_binds = self._cached(
+                    ("bindings", path), lambda: self._compute_bindings(path), _Bindings({}, [], [])
+                )
+            return self._own_binds
         return self._cached(
             ("bindings", path), lambda: self._compute_bindings(path), _Bindings({}, [], [])
         )
 
     def _compute_bindings(self, path: str) -> _Bindings:
-        rec = self._records[path]
-        family = self._index(path).family
+        idx = self._index(path)
         out = _Bindings({}, [], [])
-        for ref, alias in zip(rec.refs, rec.receivers, strict=True):
-            if ref.kind != "import":
-                continue
-            target = self._import_target(path, family, ref, alias, out)
-            out.imports.append(target)
+        for name, module, alias in idx.imports:
+            out.imports.append(self._import_target(path, idx.family, name, module, alias, out))
         return out
 
     def _import_target(
-        self, path: str, family: str, ref: SymbolRef, alias: str | None, out: _Bindings
+        self, path: str, family: str, name: str, module: str | None, alias: str | None,
+        out: _Bindings,
     ) -> Target | None:
-        module, name = ref.module or ref.name, ref.name
+        module = module or name
         file = self._module(path, module)
         if name == "*":
             if file:

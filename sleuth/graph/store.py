@@ -41,7 +41,7 @@ __all__ = [
     "Stat",
 ]
 
-CACHE_VERSION = 3
+CACHE_VERSION = 4
 DEFAULT_CACHE = ".sleuth/graph.db"
 _FORMAT = f"{CACHE_VERSION}/marshal-{marshal.version}/py{sys.version_info[0]}.{sys.version_info[1]}"
 

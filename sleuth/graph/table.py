@@ -52,6 +52,10 @@ class RecordTable(MutableMapping[str, FileRecord]):
         raw = self._raw.get(path)
         return raw if raw is not None else record_to_row(self._done[path])
 
+    def raw(self, path: str) -> RecordRow | None:
+        """``path``'s record as the row it was loaded as, if not decoded yet (else None)."""
+        return self._raw.get(path)
+
     def stamp(self, path: str) -> str:
         """``path``'s stamp, without decoding the record; KeyError when absent."""
         raw = self._raw.get(path)

@@ -3,8 +3,10 @@
 ``GraphKeeper`` keeps one workspace's graph in step with its files: a file whose size and mtime
 are those it was last read at is not read again (a file modified in the last two seconds always
 is: its mtime may not move on a quick second write); a file read is re-tagged only when its
-stamp changed. Tags come from the tags extractor (``ast_search``) through the shared
-``TagsCache`` — or, for a cold build of many files, from worker processes on every core — and
+stamp changed. Tags come from the tags extractor (``ast_search``), kept with each file's tree in
+the ``TreeCache`` so that an edit re-tags only the statements it touched (``tags_update``; the
+shared ``TagsCache`` when there is no tree cache) — or, for a cold build of many files, from
+worker processes on every core — and
 the graph (``sleuth.graph``) is cached in ``.sleuth/graph.db``, where an update rewrites only the
 rows of the files it changed, so a new process neither re-tags nor re-resolves anything. A
 watched workspace skips the stat pass while nothing changed.
@@ -23,28 +25,36 @@ Answers are ordinary match lists, so every node and every use is a reference an 
 
 from __future__ import annotations
 
+import bisect
 import contextlib
+import gc
 import multiprocessing
 import os
 import time
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+from itertools import compress, count
+from operator import is_not
 from typing import Any
 
 from sleuth.ast_search import TreeCache, language_for_path
 from sleuth.ast_search.tags import FileTags, extract_tags, tags_supported
+from sleuth.ast_search.tags_update import tags_of
 from sleuth.errors import NotFound
 from sleuth.graph import DEFAULT_CACHE, FileRecord, Graph, GraphStore, make_record
+from sleuth.graph.queries import file_declarations_json
 from sleuth.graph.records import RecordRow, record_from_row, record_to_row
 from sleuth.query.symbols_mode import SymbolSource, TagsCache
 from sleuth.workspace import FileEntry, FileText, Workspace
 
-__all__ = ["GraphKeeper", "plan_graph", "DEFAULT_DEPTH", "POOL_MIN_FILES"]
+__all__ = ["GraphKeeper", "plan_graph", "DEFAULT_DEPTH", "POOL_MIN_FILES", "FREEZE_MIN_FILES"]
 
 DEFAULT_DEPTH = 2
 POOL_MIN_FILES = 256
 """Tag in worker processes when at least this many files need tagging (a cold build)."""
+FREEZE_MIN_FILES = 256
+"""A graph loaded or built with at least this many files is frozen out of full collections."""
 _CHUNK = 48
 _RACY_NS = 2_000_000_000
 """A file modified this recently may change again within its mtime's granularity unseen:
@@ -65,6 +75,8 @@ class GraphKeeper:
         self._stats: dict[str, tuple[int, int]] = {}  # path -> (size, mtime) its stamp was read at
         self._synced_at: int | None = None
         self._covered: dict[str, bool] = {}  # path -> has a language (graph files)
+        self._listing: Sequence[FileEntry] | None = None  # the listing of the last sync
+        self._racy: set[str] = set()  # files read too soon after a change to trust their stat
 
     @property
     def cache_path(self) -> str:
@@ -72,6 +84,26 @@ class GraphKeeper:
 
     def close(self) -> None:
         self._store.close()
+        if self._graph is not None:
+            # frozen objects are never collected as cycles: free the graph's contents by
+            # reference counting (networkx's graph object and its views form a cycle)
+            self._graph.g.clear()
+            self._graph = None
+
+    def _freeze(self) -> None:
+        """Take what is alive now — mostly the graph just loaded or built (at least
+        ``FREEZE_MIN_FILES`` files; on Django some 600,000 dicts and lists) — out of the cyclic
+        collector's full passes (``gc.freeze``).
+
+        Otherwise every dozen edits or so a full pass walks all of it (0.4-0.7 s on Django)
+        inside whatever query happens to run; frozen, a full pass walks only what was made
+        since (tens of ms). Updates free what they replace by reference counting (the graph's
+        dicts, tuples and records form no cycles), so nothing leaks while the keeper lives,
+        and ``close`` empties the graph. It is process-wide: the host's objects alive now are
+        exempt from full passes too (a cycle among them that becomes garbage stays), which is
+        why a small graph, cheap to walk, is not frozen.
+        """
+        gc.freeze()
 
     def flush(self) -> int:
         """Write what changed since the last write (e.g. edits confirmed by a language server)."""
@@ -88,15 +120,19 @@ class GraphKeeper:
         generation = self._ws.generation
         if self._graph is not None and generation is not None and generation == self._synced_at:
             return self._graph
+        loaded = False
         if self._graph is None:
-            self._graph, self._stats = Graph(), {}
+            self._graph, self._stats, self._listing = Graph(), {}, None
             with contextlib.suppress(Exception):  # a bad cache is only lost speed
                 self._graph, stats = self._store.load()
                 self._stats = {p: s for p, s in stats.items() if self._graph.has_file(p)}
+                loaded = self._graph.file_count() >= FREEZE_MIN_FILES
         graph = self._graph
-        changes, touched = self._changes(graph, self._graph_files(files), tags, trees)
+        changes, touched = self._changes(graph, files, tags, trees)
         if changes:
             graph.apply(changes)
+        if loaded or len(changes) >= FREEZE_MIN_FILES:
+            self._freeze()
         if changes or touched:
             with contextlib.suppress(OSError):
                 self._ws.state_dir  # noqa: B018 - creates .sleuth/ with its .gitignore
@@ -104,53 +140,80 @@ class GraphKeeper:
         self._synced_at = generation
         return graph
 
-    def _graph_files(self, files: Sequence[FileEntry]) -> list[FileEntry]:
-        """The entries of ``files`` in a language the graph covers (memoised per path)."""
-        known = self._covered
+    def _to_check(self, files: Sequence[FileEntry]) -> list[FileEntry] | None:
+        """The entries that may have changed since the last sync (None: look at them all).
+
+        A watched workspace patches its listing by replacing the entries of the files that
+        changed (``listing_patch``): compared with the listing of the last sync entry by entry
+        (by identity, in C), only those and the files still too recent to trust need a look
+        — not every file's size and mtime. A listing of another length, or whose paths moved,
+        is looked at whole.
+        """
+        prev = self._listing
+        if prev is None or len(prev) != len(files):
+            return None
         out = []
-        for entry in files:
-            covered = known.get(entry.path)
-            if covered is None:
-                covered = known[entry.path] = language_for_path(entry.path) is not None
-            if covered:
-                out.append(entry)
+        for i in compress(count(), map(is_not, prev, files)):
+            if prev[i].path != files[i].path:
+                return None
+            out.append(files[i])
+        for path in self._racy:
+            i = bisect.bisect_left(files, path, key=lambda f: f.path)
+            if i < len(files) and files[i].path == path and files[i] not in out:
+                out.append(files[i])
         return out
 
+    def _covers(self, path: str) -> bool:
+        """Whether ``path`` is in a language the graph covers (memoised per path)."""
+        covered = self._covered.get(path)
+        if covered is None:
+            covered = self._covered[path] = language_for_path(path) is not None
+        return covered
+
     def _changes(
-        self, graph: Graph, files: list[FileEntry], tags: TagsCache, trees: TreeCache | None
+        self, graph: Graph, files: Sequence[FileEntry], tags: TagsCache, trees: TreeCache | None
     ) -> tuple[dict[str, FileRecord | None], list[str]]:
         """Records of the files whose content changed (None: gone), and files only touched."""
         stats = self._stats
         racy = time.time_ns() - _RACY_NS
         jobs: list[tuple[FileText, str]] = []
         touched: list[str] = []
-        seen: set[str] = set()
-        for entry in files:
+        changes: dict[str, FileRecord | None] = {}
+        unreadable: set[str] = set()
+        check = self._to_check(files)
+        for entry in files if check is None else check:
             path = entry.path
-            seen.add(path)
+            if not self._covers(path):
+                continue
             sig = (entry.size, entry.mtime_ns)
             if stats.get(path) == sig:
                 continue  # same size and mtime as when its stamp was read: not re-read
             ft = self._ws.read(path)
             if ft is None:
-                seen.discard(path)  # unreadable: not in the graph
+                unreadable.add(path)  # not in the graph
                 stats.pop(path, None)
                 continue
             if entry.mtime_ns < racy:
                 stats[path] = sig
+                self._racy.discard(path)
             else:
                 stats.pop(path, None)
+                self._racy.add(path)
             if graph.has_file(path) and ft.stamp and graph.stamp(path) == ft.stamp:
                 touched.append(path)
             else:
                 jobs.append((ft, language_for_path(path) or ""))
-        changes: dict[str, FileRecord | None] = {}
-        new = sum(1 for ft, _ in jobs if not graph.has_file(ft.path))
-        if len(seen) - new != graph.file_count():  # some file of the graph is gone
-            for path in graph.files():
-                if path not in seen:
-                    changes[path] = None
-                    stats.pop(path, None)
+        self._listing = files
+        if check is not None:
+            changes.update((p, None) for p in unreadable if graph.has_file(p))
+        else:
+            seen = {e.path for e in files if self._covers(e.path)} - unreadable
+            new = sum(1 for ft, _ in jobs if not graph.has_file(ft.path))
+            if len(seen) - new != graph.file_count():  # some file of the graph is gone
+                for path in graph.files():
+                    if path not in seen:
+                        changes[path] = None
+                        stats.pop(path, None)
         if len(jobs) >= POOL_MIN_FILES and _can_fork():
             with contextlib.suppress(OSError, BrokenProcessPool):  # then tag them here
                 changes.update(_tag_in_pool(jobs))
@@ -174,9 +237,11 @@ def _tags_of(
 ) -> tuple[FileTags, bytes | None]:
     if not tags_supported(lang):
         return FileTags(ft.path, lang, complete=False, reason=f"no tags rules for {lang}"), ft.data
+    if trees is not None:  # its tags are kept with its tree: an edit re-tags what it touched
+        return tags_of(trees, ft.path, ft.stamp, ft.data, lang), ft.data
     if tags is None:
         return extract_tags(ft.path, ft.data, lang), ft.data
-    return tags.get(ft, lang, trees), ft.data
+    return tags.get(ft, lang, None), ft.data
 
 
 def _tag_chunk(jobs: list[_Job]) -> list[tuple[str, RecordRow]]:
@@ -224,13 +289,6 @@ def plan_graph(
     """(per-file matches, ranked matches for ``graph:`` alone, incomplete reason)."""
     source = SymbolSource()
     body = body.strip()
-    untagged = [f"{p} ({reason})" for p, reason in graph.incomplete()]
-    whole_reason = (
-        f"{len(untagged)} file(s) without declarations in the graph: {', '.join(untagged[:5])}"
-        + (" …" if len(untagged) > 5 else "")
-        if untagged
-        else None
-    )
     if body.startswith("#"):
         node_id = body[1:]
         view = graph.node_view(node_id)
@@ -253,7 +311,7 @@ def plan_graph(
                                    "precision": "syntactic", "node": dep.node.to_json()}}
                 source.by_path.setdefault(dep.node.path, []).append((s, e, None, extra))
         source.sort()
-        return source, None, whole_reason
+        return source, None, _whole_reason(graph)
     if body:
         path = ws.validate_path(body)
         if (ws.root / path).is_dir():  # a folder: the declarations of its files
@@ -267,27 +325,32 @@ def plan_graph(
                         reasons.append(why)
             source.sort()
             return source, None, "; ".join(reasons[:5]) or None
-        if path not in graph.files():
+        if not graph.has_file(path):
             if (ws.root / path).is_file():
                 lang = language_for_path(path)
                 return source, None, f"{path}: no declarations for {lang or 'this file type'}"
             raise NotFound(f"path not found: {path}")
-        fview = graph.file_view(path)
-        pending = list(fview.declarations)
-        while pending:
-            decl = pending.pop(0)
-            s, e = _at_name(decl.node)
-            extra = {"graph": decl.to_json() | {"members": [m.node.id for m in decl.members]}}
-            source.by_path.setdefault(path, []).append((s, e, None, extra))
-            pending.extend(decl.members)
+        found = source.by_path.setdefault(path, [])
+        for s, e, decl in file_declarations_json(graph, path):
+            found.append((s, e, None, {"graph": decl}))
         source.sort()
-        return source, None, None if fview.complete else fview.reason
+        node = graph.node(path)
+        return source, None, None if node.get("complete") else node.get("reason")
     personal = [scope] if scope else None
     ranked = []
     for r in graph.rank(limit=limit, personalize_paths=_paths_under(graph, personal)):
         s, e = _at_name(r.node)
         ranked.append((r.node.path, s, e, r.score, {"graph": r.node.to_json()}))
-    return source, ranked, whole_reason
+    return source, ranked, _whole_reason(graph)
+
+
+def _whole_reason(graph: Graph) -> str | None:
+    """Why an answer about the whole graph is incomplete: its files without declarations."""
+    untagged = [f"{p} ({reason})" for p, reason in graph.incomplete()]
+    if not untagged:
+        return None
+    more = " …" if len(untagged) > 5 else ""
+    return f"{len(untagged)} file(s) without declarations in the graph: {', '.join(untagged[:5])}{more}"
 
 
 def _paths_under(graph: Graph, scopes: Sequence[str] | None) -> list[str] | None:

@@ -134,13 +134,15 @@ HUB = {
 
 def test_a_body_only_edit_resolves_only_the_edited_file(monkeypatch: Any) -> None:
     graph = build_py(HUB)
-    assert graph._readers.get("lib/base.py") == {"app/user.py"}  # self.save() reads Base
+    user = graph.resolution("app/user.py")
+    assert user.deps == {"lib/base.py"}  # self.save() reads Base
+    assert any(k.startswith("class:lib/base.py\0") for k in user.keys)
     resolved: list[str] = []
     real = Resolver.resolve_file
 
-    def spy(self: Resolver, path: str) -> Any:
+    def spy(self: Resolver, path: str, *args: Any) -> Any:
         resolved.append(path)
-        return real(self, path)
+        return real(self, path, *args)
 
     monkeypatch.setattr(Resolver, "resolve_file", spy)
     moved = MOVED + HUB["lib/base.py"].replace("return 1", "return  2")

@@ -6,6 +6,7 @@ import pytest
 
 from sleuth.errors import InvalidQuery, NotFound
 from sleuth.graph import Graph
+from sleuth.graph.queries import file_declarations_json
 from tests.graph.fixtures import Tags, py_tags
 from tests.graph.helpers import build, build_py, node_id
 from tests.graph.project import PY, py_project
@@ -151,3 +152,17 @@ def test_ids_match_the_shared_symbol_id() -> None:
 
     graph = build_py({"a.py": "class A:\n    def m(self):\n        pass\n"})
     assert symbol_id("a.py", "A.m", "method") in graph
+
+
+def test_the_graph_path_answer_is_the_file_view_declaration_by_declaration(graph: Graph) -> None:
+    """``graph:PATH`` builds its JSON straight from the graph; it must be ``file_view``'s."""
+    for path in graph.files():
+        view = graph.file_view(path)
+        expected = []
+        pending = list(view.declarations)
+        while pending:
+            decl = pending.pop(0)
+            expected.append((decl.node.start_byte, decl.node.end_byte, decl.to_json(nested=False)))
+            pending.extend(decl.members)
+        assert file_declarations_json(graph, path) == expected, path
+    assert any(file_declarations_json(graph, p) for p in graph.files())

@@ -16,8 +16,9 @@ Choices, written down:
   makes ``take`` answer None, and the caller walks as before: the prefetch can only save
   time, never change an answer. The parent reaps the child in ``take``; a child nobody asks
   for is stopped and reaped by ``discard`` (the CLI calls it when a verb is done).
-- This module imports nothing from ``sleuth`` at module level, so the face can fork before
-  it has imported the workspace package; the listing travels as ``marshal`` tuples.
+- This module imports nothing from ``sleuth`` at module level; ``start`` imports the
+  workspace package (which the parent needs anyway) just before it forks, so the child walks
+  at once. The listing travels as ``marshal`` tuples.
 """
 
 from __future__ import annotations
@@ -56,6 +57,9 @@ def start(
     real = os.path.realpath(os.path.abspath(root))
     if real in _pending:
         return False
+    # imported before the fork: the parent needs the workspace anyway, and the child then
+    # starts walking at once instead of importing it on the other core
+    import sleuth.workspace.workspace  # noqa: F401
     read_end, write_end = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child: list, send, leave without running the parent's exit handlers

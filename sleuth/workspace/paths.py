@@ -192,6 +192,9 @@ def glob_to_regex(glob: str) -> str | None:
     return "".join(out)
 
 
+_GLOB_SPECIAL = frozenset("*?[\\")  # what makes a glob more than a literal name (see glob_to_regex)
+
+
 def _alternation(bodies: Iterable[str]) -> re.Pattern[str] | None:
     parts = list(bodies)
     if not parts:
@@ -208,12 +211,13 @@ class PathGlobs:
     ``secrets/**`` cloaks ``secrets`` as well as what is inside it.
     """
 
-    __slots__ = ("globs", "_path_re", "_base_re")
+    __slots__ = ("globs", "_path_re", "_base_re", "_base_names")
 
     def __init__(self, globs: Sequence[str], *, whole_folder: bool = False) -> None:
         self.globs = tuple(globs)
         path_bodies: list[str] = []
         base_bodies: list[str] = []
+        names: set[str] = set()  # globs without wildcards that name a base name: a set lookup
         for raw in self.globs:
             glob = raw.strip()
             while glob.startswith("./"):
@@ -227,23 +231,30 @@ class PathGlobs:
             if whole_folder and glob.endswith("/**") and len(glob) > 3:
                 targets.append(glob[:-3])
             for g in targets:
+                if "/" not in g and not _GLOB_SPECIAL.intersection(g):
+                    names.add(g)
+                    continue
                 body = glob_to_regex(g)
                 if body is None:
                     continue
                 (path_bodies if "/" in g else base_bodies).append(body)
         self._path_re = _alternation(path_bodies)
         self._base_re = _alternation(base_bodies)
+        self._base_names = frozenset(names) or None
 
     def __bool__(self) -> bool:
-        return self._path_re is not None or self._base_re is not None
+        return self._path_re is not None or self._base_re is not None or bool(self._base_names)
 
     def match(self, rel: str) -> bool:
         """True when one glob matches ``rel`` itself (not its folders)."""
         if self._path_re is not None and self._path_re.fullmatch(rel):
             return True
-        if self._base_re is not None:
-            return self._base_re.fullmatch(rel[rel.rfind("/") + 1 :]) is not None
-        return False
+        if self._base_re is None and self._base_names is None:
+            return False
+        base = rel[rel.rfind("/") + 1 :]
+        if self._base_names is not None and base in self._base_names:
+            return True
+        return self._base_re is not None and self._base_re.fullmatch(base) is not None
 
     def match_any_level(self, rel: str) -> bool:
         """True when one glob matches ``rel`` or any folder above it."""

@@ -95,3 +95,23 @@ def test_pathglobs_base_name_and_path() -> None:
 def test_pathglobs_whole_folder() -> None:
     assert PathGlobs(["secrets/**"], whole_folder=True).match("secrets")
     assert not PathGlobs(["secrets/**"]).match("secrets")
+
+
+@pytest.mark.parametrize(
+    ("globs", "rel", "expected"),
+    [
+        (["notes.txt"], "notes.txt", True),
+        (["notes.txt"], "a/b/notes.txt", True),
+        (["notes.txt"], "a/notes.txt.bak", False),
+        (["notes.txt"], "a/Notes.txt", False),  # case-sensitive, as the regex form
+        (["notes.txt"], "notes.txt/inner.py", False),  # the name itself, not its folder
+        (["notes.txt", "*.md"], "docs/readme.md", True),
+        (["notes.txt", "src/*.py"], "src/app.py", True),
+        (["a+b(c).py"], "x/a+b(c).py", True),  # regex metacharacters are literal in a glob
+        (["a+b(c).py"], "x/aab(c).py", False),
+    ],
+)
+def test_literal_base_names_match_like_their_glob(globs: list[str], rel: str, expected: bool) -> None:
+    """Globs without wildcards are looked up in a set; the answer is the regex's."""
+    assert PathGlobs(globs).match(rel) is expected
+    assert bool(PathGlobs(globs))

@@ -124,10 +124,7 @@ class TreeCache:
         if name is None:
             name = get_lang_spec(path.rsplit(".", 1)[-1]).name  # raises Unsupported
         name = get_lang_spec(name).name
-        with self._lock:
-            entry = self._entries.get(path)
-            if entry is not None:
-                self._entries.move_to_end(path)
+        entry = self._recent(path)
         if entry is not None and entry.lang == name and entry.stamp == stamp:
             self.hits += 1
             return entry.tree
@@ -142,6 +139,14 @@ class TreeCache:
         self._store(path, _Entry(name, stamp, data, tree))
         return tree
 
+    def _recent(self, path: str) -> _Entry | None:
+        """The cached entry of ``path``, marked most recently used."""
+        with self._lock:
+            entry = self._entries.get(path)
+            if entry is not None:
+                self._entries.move_to_end(path)
+        return entry
+
     def _reparse(self, lang: str, data: bytes, old: Tree) -> Tree | None:
         """``data`` reparsed from ``old`` (edited); None when the result has a syntax error:
         error recovery can differ between an incremental and a fresh parse, and a fresh
@@ -155,10 +160,7 @@ class TreeCache:
     def revise(self, path: str, stamp: str, data: bytes, lang: str) -> Revision:
         """Like ``get``, with what was attached to this version or to the one reparsed from."""
         name = get_lang_spec(lang).name
-        with self._lock:
-            entry = self._entries.get(path)
-            if entry is not None:
-                self._entries.move_to_end(path)
+        entry = self._recent(path)
         if entry is not None and entry.lang == name and entry.stamp == stamp:
             self.hits += 1
             return Revision(entry.tree, entry.attached)

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+import pytest
+
 from sleuth.graph import Graph
+from sleuth.graph.resolve import Resolver
 from tests.graph.fixtures import Tags, label, py_tags
 
 
@@ -35,3 +40,16 @@ def node_id(graph: Graph, path: str, qualified: str) -> str:
         if label(nodes, nid) == f"{path}::{qualified}":
             return nid
     raise KeyError(f"{path}::{qualified}")
+
+
+def spy_resolutions(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The paths ``Resolver.resolve_file`` is called for from now on, in call order."""
+    resolved: list[str] = []
+    real = Resolver.resolve_file
+
+    def spy(self: Resolver, path: str, *args: Any) -> Any:
+        resolved.append(path)
+        return real(self, path, *args)
+
+    monkeypatch.setattr(Resolver, "resolve_file", spy)
+    return resolved

@@ -10,9 +10,8 @@ from hypothesis import strategies as st
 
 from sleuth.errors import NotFound
 from sleuth.graph import Graph
-from sleuth.graph.resolve import Resolver
 from tests.graph.fixtures import py_tags
-from tests.graph.helpers import build_py, edges
+from tests.graph.helpers import build_py, edges, spy_resolutions
 from tests.graph.project import PY
 
 # Each path's versions: index 0 is the fixture's (None for a file that starts absent).
@@ -137,14 +136,7 @@ def test_a_body_only_edit_resolves_only_the_edited_file(monkeypatch: Any) -> Non
     user = graph.resolution("app/user.py")
     assert user.deps == {"lib/base.py"}  # self.save() reads Base
     assert any(k.startswith("class:lib/base.py\0") for k in user.keys)
-    resolved: list[str] = []
-    real = Resolver.resolve_file
-
-    def spy(self: Resolver, path: str, *args: Any) -> Any:
-        resolved.append(path)
-        return real(self, path, *args)
-
-    monkeypatch.setattr(Resolver, "resolve_file", spy)
+    resolved = spy_resolutions(monkeypatch)
     moved = MOVED + HUB["lib/base.py"].replace("return 1", "return  2")
     graph.update_file(py_tags("lib/base.py", moved), moved.encode())
     assert resolved == ["lib/base.py"]  # its reader keeps its edges without a new resolution

@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 
 from sleuth.ast_search.tags import extract_tags
 from sleuth.graph import Graph, make_record
-from sleuth.graph.resolve import Resolver
 from sleuth.workspace.reader import stamp_bytes
+from tests.graph.helpers import spy_resolutions
 
 BASE = (
     "from lib.mixins import Mixin\n"
@@ -185,16 +185,6 @@ def test_updates_by_fine_keys_equal_a_full_rebuild(steps: list[list[tuple[str, i
             assert users <= graph._key_users.get(key, set()), (batch, key)
 
 
-def _spy(monkeypatch: Any) -> list[str]:
-    resolved: list[str] = []
-    real = Resolver.resolve_file
-
-    def spy(self: Resolver, path: str, *args: Any) -> Any:
-        resolved.append(path)
-        return real(self, path, *args)
-
-    monkeypatch.setattr(Resolver, "resolve_file", spy)
-    return resolved
 
 
 def initial() -> dict[str, str | None]:
@@ -206,7 +196,7 @@ def test_a_function_appended_to_a_hub_resolves_only_the_hub(monkeypatch: Any) ->
     graph = build(state)
     user = graph.resolution("x/user.py")
     assert "lib/base.py" in user.deps  # it reads Base's members and bases
-    resolved = _spy(monkeypatch)
+    resolved = spy_resolutions(monkeypatch)
     apply(graph, "lib/base.py", BASE + APPENDED)
     assert resolved == ["lib/base.py"]
     assert graph.snapshot() == build({**state, "lib/base.py": BASE + APPENDED}).snapshot()
@@ -215,7 +205,7 @@ def test_a_function_appended_to_a_hub_resolves_only_the_hub(monkeypatch: Any) ->
 def test_a_new_member_resolves_the_readers_of_that_class(monkeypatch: Any) -> None:
     state = initial()
     graph = build(state)
-    resolved = _spy(monkeypatch)
+    resolved = spy_resolutions(monkeypatch)
     text = VARIANTS["lib/base.py"][3]
     assert text is not None
     apply(graph, "lib/base.py", text)
@@ -230,7 +220,7 @@ def test_a_new_member_resolves_the_readers_of_that_class(monkeypatch: Any) -> No
 def test_a_changed_mixin_member_reaches_readers_through_the_hub(monkeypatch: Any) -> None:
     state = initial()
     graph = build(state)
-    resolved = _spy(monkeypatch)
+    resolved = spy_resolutions(monkeypatch)
     text = VARIANTS["lib/mixins.py"][1]
     apply(graph, "lib/mixins.py", text)
     assert {"x/user.py", "lib/base.py"} <= set(resolved)

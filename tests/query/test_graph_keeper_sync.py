@@ -22,6 +22,7 @@ from sleuth.ast_search import TreeCache
 from sleuth.query import graph_mode
 from sleuth.query.symbols_mode import TagsCache
 from sleuth.workspace import FileEntry
+from tests.lsp_bridge.conftest import write_tree
 
 HOUR_AGO = time.time() - 3600
 FILES = {
@@ -34,11 +35,9 @@ FILES = {
 
 
 def make_tree(root: Path) -> Path:
-    for rel, text in FILES.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-        os.utime(path, (HOUR_AGO, HOUR_AGO))  # old enough for its stat signature to be trusted
+    write_tree(root, FILES)
+    for rel in FILES:  # old enough for their stat signatures to be trusted
+        os.utime(root / rel, (HOUR_AGO, HOUR_AGO))
     return root
 
 

@@ -23,6 +23,9 @@ shortcut. Files over the tags cap or in a language without rules are never parse
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TypeVar
+
 from tree_sitter import Tree
 
 from sleuth.ast_search.languages import ALIASES
@@ -75,6 +78,26 @@ def _region(prev: Previous, tree: Tree) -> tuple[int, int]:
     return lo, hi
 
 
+_T = TypeVar("_T", SymbolDef, SymbolRef)
+
+
+def _outside(
+    items: list[_T], lo: int, hi: int, moved: Callable[[_T], _T]
+) -> tuple[list[_T], list[_T]] | None:
+    """``items`` (old coordinates) before ``[lo, hi)`` as they are and after it ``moved``;
+    None when one straddles the span (those inside it are redone)."""
+    before: list[_T] = []
+    after: list[_T] = []
+    for item in items:
+        if item.end_byte <= lo:
+            before.append(item)
+        elif item.start_byte >= hi:
+            after.append(moved(item))
+        elif not (lo <= item.start_byte and item.end_byte <= hi):
+            return None
+    return before, after
+
+
 def retag(
     path: str, lang: str, prev: Previous, tree: Tree, data: bytes
 ) -> FileTags | None:
@@ -92,31 +115,21 @@ def retag(
         b"\n", edit.start, edit.old_end
     )
 
-    defs_before: list[SymbolDef] = []
-    defs_after: list[SymbolDef] = []
-    for d in old.defs:
-        if d.end_byte <= old_lo:
-            defs_before.append(d)
-        elif d.start_byte >= old_hi:
-            defs_after.append(
-                SymbolDef(d.id, d.name, d.kind, d.container, d.path, d.start_byte + delta,
-                          d.end_byte + delta, d.line + lines, d.end_line + lines,
-                          d.name_start + delta, d.name_end + delta)
-            )
-        elif not (old_lo <= d.start_byte and d.end_byte <= old_hi):
-            return None  # straddles the region
-    refs_before: list[SymbolRef] = []
-    refs_after: list[SymbolRef] = []
-    for r in old.refs:
-        if r.end_byte <= old_lo:
-            refs_before.append(r)
-        elif r.start_byte >= old_hi:
-            refs_after.append(
-                SymbolRef(r.name, r.kind, r.path, r.start_byte + delta, r.end_byte + delta,
-                          r.line + lines, r.enclosing, r.target, r.module)
-            )
-        elif not (old_lo <= r.start_byte and r.end_byte <= old_hi):
-            return None
+    def moved_def(d: SymbolDef) -> SymbolDef:
+        return SymbolDef(d.id, d.name, d.kind, d.container, d.path, d.start_byte + delta,
+                         d.end_byte + delta, d.line + lines, d.end_line + lines,
+                         d.name_start + delta, d.name_end + delta)
+
+    def moved_ref(r: SymbolRef) -> SymbolRef:
+        return SymbolRef(r.name, r.kind, r.path, r.start_byte + delta, r.end_byte + delta,
+                         r.line + lines, r.enclosing, r.target, r.module)
+
+    def_parts = _outside(old.defs, old_lo, old_hi, moved_def)
+    ref_parts = _outside(old.refs, old_lo, old_hi, moved_ref)
+    if def_parts is None or ref_parts is None:
+        return None  # a previous declaration or use straddles the region
+    defs_before, defs_after = def_parts
+    refs_before, refs_after = ref_parts
 
     rules = RULES[lang]
     raw_defs, raw_refs = _collect(query, tree, data, rules, (lo, hi))

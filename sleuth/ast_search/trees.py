@@ -123,29 +123,7 @@ class TreeCache:
         name = lang or language_for_path(path)
         if name is None:
             name = get_lang_spec(path.rsplit(".", 1)[-1]).name  # raises Unsupported
-        name = get_lang_spec(name).name
-        entry = self._recent(path)
-        if entry is not None and entry.lang == name and entry.stamp == stamp:
-            self.hits += 1
-            return entry.tree
-        tree = None
-        if entry is not None and entry.lang == name:
-            old = entry.tree.copy()
-            _edit(old, entry.data, data)
-            tree = self._reparse(name, data, old)
-        if tree is None:
-            tree = parse(name, data)
-            self.parses += 1
-        self._store(path, _Entry(name, stamp, data, tree))
-        return tree
-
-    def _recent(self, path: str) -> _Entry | None:
-        """The cached entry of ``path``, marked most recently used."""
-        with self._lock:
-            entry = self._entries.get(path)
-            if entry is not None:
-                self._entries.move_to_end(path)
-        return entry
+        return self.revise(path, stamp, data, name).tree
 
     def _reparse(self, lang: str, data: bytes, old: Tree) -> Tree | None:
         """``data`` reparsed from ``old`` (edited); None when the result has a syntax error:
@@ -160,7 +138,10 @@ class TreeCache:
     def revise(self, path: str, stamp: str, data: bytes, lang: str) -> Revision:
         """Like ``get``, with what was attached to this version or to the one reparsed from."""
         name = get_lang_spec(lang).name
-        entry = self._recent(path)
+        with self._lock:
+            entry = self._entries.get(path)
+            if entry is not None:
+                self._entries.move_to_end(path)
         if entry is not None and entry.lang == name and entry.stamp == stamp:
             self.hits += 1
             return Revision(entry.tree, entry.attached)

@@ -106,61 +106,19 @@ def file_view(graph: Graph, path: str) -> FileView:
 def file_declarations_json(graph: Graph, path: str) -> list[tuple[int, int, dict[str, Any]]]:
     """``file_view``'s declarations as (start_byte, end_byte, JSON), each with its members by
     id (``DeclView.to_json(nested=False)``): top-level declarations, then members, breadth
-    first. Built straight from the graph's dicts, each neighbour's JSON once per answer — the
-    answer of ``graph:PATH``, where a file of 450 declarations makes 0.5 MB of JSON."""
+    first — the answer of ``graph:PATH``. One ``_Infos`` serves the whole file, so a neighbour
+    met by many declarations is described once."""
     graph.record(path)  # NotFound for an unknown file
     g = graph.g
-    nodes, succ, pred = g._node, g._succ, g._pred
-    jsons: dict[str, dict[str, Any]] = {}
-    keys: dict[str, tuple[str, int, str]] = {}
-
-    def node_json(n: str) -> dict[str, Any]:
-        j = jsons.get(n)
-        if j is None:
-            j = jsons[n] = NodeInfo.of(n, nodes[n]).to_json()
-        return j
-
-    def sort_key(n: str) -> tuple[str, int, str]:
-        k = keys.get(n)
-        if k is None:
-            a = nodes[n]
-            k = keys[n] = (a["path"], a.get("line") or 0, n) if a.get("type") != "file" else (n, 0, n)
-        return k
-
-    def groups(adjacency: dict[str, dict[str, dict[str, Any]]]) -> dict[str, Any]:
-        by_kind: dict[str, list[tuple[str, int, str]]] = {}
-        for other, keyed in adjacency.items():
-            for kind, attrs in keyed.items():
-                if kind != "contains":
-                    by_kind.setdefault(kind, []).append(
-                        (other, len(attrs["occurrences"]), attrs["precision"])
-                    )
-        out: dict[str, Any] = {}
-        for kind in sorted(by_kind):
-            ns = sorted(by_kind[kind], key=lambda n: sort_key(n[0]))
-            out[kind] = {
-                "kind": kind,
-                "count": len(ns),
-                "uses": sum(c for _, c, _ in ns),
-                "neighbors": [
-                    {"node": dict(node_json(o)), "occurrences": c, "precision": p}
-                    for o, c, p in ns
-                ],
-            }
-        return out
-
-    def members(n: str) -> list[str]:
-        return sorted((v for v, keyed in succ[n].items() if "contains" in keyed), key=sort_key)
-
+    infos = _Infos(graph)
     out = []
-    pending = deque(members(path))
+    pending = deque(_members(graph, infos, path))
     while pending:
         d = pending.popleft()
-        inner = members(d)
-        attrs = nodes[d]
-        j = {**node_json(d), "outgoing": groups(succ[d]), "incoming": groups(pred[d]),
-             "members": inner}
-        out.append((attrs["start_byte"] or 0, attrs["end_byte"], j))
+        view = DeclView(infos[d], _groups(infos, g._succ[d]), _groups(infos, g._pred[d]))
+        inner = _members(graph, infos, d)
+        attrs = g._node[d]
+        out.append((attrs["start_byte"] or 0, attrs["end_byte"], view.to_json() | {"members": inner}))
         pending.extend(inner)
     return out
 

@@ -16,6 +16,7 @@ import xxhash
 
 from sleuth.errors import InvalidQuery, Unsupported
 from sleuth.model import Match, SkipCounts
+from sleuth.query.listing_digest import listing_digest
 from sleuth.query.request import SearchRequest
 from sleuth.query.router import Route, route
 from sleuth.query.scan import Scanner, Stage
@@ -104,27 +105,6 @@ class Prepared:
         return suggest_names(self.route.body, self.iter_texts(), budget_s=budget_s)
 
 
-_LISTING_DIGESTS: dict[int, tuple[list[FileEntry], str]] = {}
-
-
-def _listing_digest(files: list[FileEntry]) -> str:
-    """xxh3 of (path, size, mtime) of every listed file, memoised per listing object.
-
-    A watched workspace hands out the same ``files`` list until something changes, so warm
-    queries hash the listing once, not once per query.
-    """
-    hit = _LISTING_DIGESTS.get(id(files))
-    if hit is not None and hit[0] is files:
-        return hit[1]
-    h = xxhash.xxh3_64()
-    h.update("\n".join(f"{f.path}\0{f.size}\0{f.mtime_ns}" for f in files).encode("utf-8", "surrogateescape"))
-    digest = h.hexdigest()
-    if len(_LISTING_DIGESTS) >= 16:
-        _LISTING_DIGESTS.clear()
-    _LISTING_DIGESTS[id(files)] = (files, digest)
-    return digest
-
-
 ENGINE_VERSION = "sleuth-0.1/results-6"
 """Part of every result's identity: answers stored by an older engine are never reused."""
 
@@ -133,7 +113,7 @@ def _fingerprint(req: SearchRequest, files: list[FileEntry], setup: str = "") ->
     h = xxhash.xxh3_64(ENGINE_VERSION.encode())
     h.update(req.identity_json().encode())
     h.update(setup.encode())
-    h.update(_listing_digest(files).encode())
+    h.update(listing_digest(files).encode())
     return h.hexdigest()
 
 

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from sleuth.errors import Internal
+from sleuth.resources.write_behind import WriteBehind
 
 __all__ = ["Registry", "ResultRow", "MatchRow", "SCHEMA_VERSION"]
 
@@ -32,6 +33,11 @@ MAX_BYTES = 512 * 1024 * 1024
 """Live size of the registry file past which the oldest half of the results is forgotten
 (matches with captures and context average ~1 KiB: row counts alone let it reach GBs)."""
 _PRUNE_EVERY = 200
+WRITE_BEHIND_ROWS = 64
+"""A result registered with more matches than this is written by a background thread
+(``write_behind``): the caller already holds them and answers with its first page while they
+are encoded and inserted. A read of that result, or of everything (pruning, a body search),
+first waits for the write, so nothing reads a half-registered result."""
 _encode = json.JSONEncoder(ensure_ascii=False).encode  # json.dumps(ensure_ascii=False), made once
 
 _SCHEMA = """
@@ -109,6 +115,7 @@ class Registry:
         self.path = state_dir / "registry.sqlite3"
         self._local = threading.local()
         self._puts = 0
+        self._behind = WriteBehind("registry")
 
     def _conn(self) -> sqlite3.Connection:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
@@ -138,7 +145,12 @@ class Registry:
         self._local.conn = conn
         return conn
 
+    def drain(self) -> None:
+        """Wait for every pending background write; ``Internal`` if one failed."""
+        self._behind.wait()
+
     def close(self) -> None:
+        self.drain()  # (a writer thread closing its own connection does not wait)
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
         if conn is not None:
             conn.close()
@@ -160,6 +172,7 @@ class Registry:
         The registry is a cache of answers: an old reference then answers ``not_found``, as
         after deleting ``.sleuth/`` (SPEC §1).
         """
+        self.drain()
         conn = self._conn()
         count, rows = conn.execute(
             "SELECT count(*), coalesce(sum(stored), 0) FROM results WHERE kind != 'capture'"
@@ -196,6 +209,7 @@ class Registry:
         """The file of the declaration ``sid`` as a past symbols: answer recorded it."""
         if not sid.isalnum():
             return None
+        self.drain()
         row = self._conn().execute(
             "SELECT path FROM matches WHERE body LIKE ? LIMIT 1",
             (f'%"id": "{sid}"%',),
@@ -203,6 +217,7 @@ class Registry:
         return None if row is None else str(row[0])
 
     def get_result(self, result_id: str) -> ResultRow | None:
+        self._behind.wait(result_id)
         row = self._conn().execute(
             "SELECT id, kind, request, fingerprint, mode, fallback, broadened, complete, "
             "incomplete_reason, total, stored, resume_after, skipped, extra "
@@ -228,10 +243,26 @@ class Registry:
             extra=json.loads(row[13]),
         )
 
-    def put_result(self, row: ResultRow, matches: Iterable[MatchRow]) -> None:
+    def put_result(self, row: ResultRow, matches: Sequence[MatchRow]) -> None:
         """Register ``row`` with its first stored matches (replacing an older row of that id),
         in one transaction. Captures need no rows of their own: their references resolve from
-        the spans stored in their match's body."""
+        the spans stored in their match's body. More than ``WRITE_BEHIND_ROWS`` matches are
+        written by a background thread (the caller must not change them afterwards)."""
+        if len(matches) <= WRITE_BEHIND_ROWS:
+            self._behind.wait(row.id)
+            self._put(row, matches)
+        else:
+            self._conn()  # the registry exists before its writer starts (see _write_behind)
+            self._behind.submit(row.id, lambda: self._write_behind(row, matches))
+
+    def _write_behind(self, row: ResultRow, matches: Sequence[MatchRow]) -> None:
+        try:
+            if self.path.exists():  # else .sleuth/ was deleted since: its results are gone too
+                self._put(row, matches)
+        finally:
+            self.close()  # this thread's own connection
+
+    def _put(self, row: ResultRow, matches: Sequence[MatchRow]) -> None:
         conn = self._conn()
         with _immediate(conn):
             _insert_result(conn, row)
@@ -250,6 +281,7 @@ class Registry:
         skipped: dict[str, int],
     ) -> None:
         """Append matches found by a later page's scan and record how far the scan got."""
+        self._behind.wait(result_id)
         conn = self._conn()
         with _immediate(conn):
             _insert_matches(conn, result_id, matches)
@@ -262,6 +294,7 @@ class Registry:
     def matches(self, result_id: str, first: int, count: int | None = None) -> list[MatchRow]:
         """Stored matches numbered ``first`` .. ``first + count - 1`` (all from ``first``)."""
         last = first + count - 1 if count is not None else 2**62
+        self._behind.wait(result_id)
         rows = self._conn().execute(
             "SELECT n, path, start_byte, end_byte, line, end_line, stamp, body FROM matches "
             "WHERE result_id = ? AND n BETWEEN ? AND ? ORDER BY n",

@@ -1,0 +1,50 @@
+"""The digest of a listing: part of every result's identity (``execute._fingerprint``).
+
+A result is reused only while the files it was computed over are the same, so its identity
+hashes (path, size, mtime) of every listed file. Hashing 7,000 entries costs ~5 ms, once per
+listing: a watched workspace hands out the same list object until something changes, and a
+watcher's patched listing (``workspace.listing_patch``) keeps the entries it did not replace.
+So each entry's own 8-byte digest is kept, and a listing of the same length as the last one
+re-hashes only the entries that are not the very same objects; the listing's digest is the
+xxh3 of the entries' digests in order.
+"""
+
+from __future__ import annotations
+
+from itertools import compress, count
+from operator import is_not
+
+import xxhash
+
+from sleuth.workspace import FileEntry
+
+__all__ = ["listing_digest"]
+
+_MEMO_MAX = 16
+_memo: dict[int, tuple[list[FileEntry], str]] = {}
+_last: tuple[list[FileEntry], bytearray] | None = None
+
+
+def _entry(f: FileEntry) -> bytes:
+    return xxhash.xxh3_64_digest(f"{f.path}\0{f.size}\0{f.mtime_ns}".encode("utf-8", "surrogateescape"))
+
+
+def listing_digest(files: list[FileEntry]) -> str:
+    """xxh3 of the per-entry digests of ``files``, memoised per listing object."""
+    global _last
+    hit = _memo.get(id(files))
+    if hit is not None and hit[0] is files:
+        return hit[1]
+    last = _last
+    if last is not None and len(last[0]) == len(files):
+        digests = bytearray(last[1])
+        for i in compress(count(), map(is_not, last[0], files)):
+            digests[8 * i : 8 * i + 8] = _entry(files[i])
+    else:
+        digests = bytearray(b"".join(map(_entry, files)))
+    _last = (files, digests)
+    digest = xxhash.xxh3_64_hexdigest(digests)
+    if len(_memo) >= _MEMO_MAX:
+        _memo.clear()
+    _memo[id(files)] = (files, digest)
+    return digest

@@ -1,0 +1,93 @@
+"""Background registry writes: ordered, waited for by the readers that need them, errors kept."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+
+from sleuth import Workbench
+from sleuth.errors import Internal
+from sleuth.resources.registry import WRITE_BEHIND_ROWS, MatchRow, Registry, ResultRow
+from sleuth.resources.write_behind import WriteBehind
+from tests.conftest import MakeWorkspace
+
+
+def _result(rid: str, n: int) -> tuple[ResultRow, list[MatchRow]]:
+    row = ResultRow(rid, "search", "{}", "fp", "literal", None, False, True, None, n, n, None, {}, {})
+    rows = [MatchRow(i, "a.py", i, i + 1, i, i, "st", {"text": "x" * 100, "i": i}) for i in range(1, n + 1)]
+    return row, rows
+
+
+def test_writes_run_in_submission_order_and_wait_blocks_only_for_its_key() -> None:
+    behind = WriteBehind("test")
+    gate = threading.Event()
+    order: list[str] = []
+    behind.submit("a", lambda: (gate.wait(5), order.append("a")))
+    behind.submit("b", lambda: order.append("b"))
+    assert behind.pending("a") and behind.pending("b")
+    behind.wait("c")  # nothing pending for c: returns at once although a and b are not done
+    assert order == []
+    gate.set()
+    behind.wait("b")
+    assert order == ["a", "b"]  # b waited for a
+    assert not behind.pending("a") and not behind.pending("b")
+
+
+def test_a_failed_write_is_reported_by_the_next_wait_once() -> None:
+    behind = WriteBehind("test")
+
+    def fail() -> None:
+        raise OSError("disk full")
+
+    behind.submit("a", fail)
+    with pytest.raises(Internal, match="disk full"):
+        behind.wait()
+    behind.wait()  # reported once
+
+
+def test_a_large_result_is_written_behind_and_read_back_whole(tmp_path: Path) -> None:
+    registry = Registry(tmp_path)
+    row, rows = _result("SEARCH#big", WRITE_BEHIND_ROWS + 50)
+    registry.put_result(row, rows)
+    # the same registry waits for the write before reading the result
+    got = registry.matches("SEARCH#big", 1)
+    assert [m.n for m in got] == [m.n for m in rows] and got[-1].body == rows[-1].body
+    assert registry.get_result("SEARCH#big") is not None
+    registry.close()
+    # another connection (another process would do the same) sees all of it
+    other = Registry(tmp_path)
+    assert len(other.matches("SEARCH#big", 1)) == len(rows)
+
+
+def test_close_waits_for_pending_writes(tmp_path: Path) -> None:
+    registry = Registry(tmp_path)
+    for i in range(3):
+        registry.put_result(*_result(f"SEARCH#r{i}", WRITE_BEHIND_ROWS + 1))
+    registry.close()
+    other = Registry(tmp_path)
+    assert all(other.get_result(f"SEARCH#r{i}") is not None for i in range(3))
+
+
+def test_a_failed_background_write_leaves_the_result_unregistered(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    registry = Registry(tmp_path)
+    row, rows = _result("SEARCH#bad", WRITE_BEHIND_ROWS + 1)
+    rows[-1] = MatchRow(rows[-1].n, "a.py", 0, 1, 1, 1, "st", {"bad": object()})  # not JSON
+    registry.put_result(row, rows)
+    with pytest.raises(Internal, match="background registry write failed"):
+        registry.get_result("SEARCH#bad")
+    assert registry.get_result("SEARCH#bad") is None  # the transaction was rolled back whole
+    assert registry.matches("SEARCH#bad", 1) == []
+
+
+def test_graph_answer_references_resolve_right_after_the_answer(make_workspace: MakeWorkspace) -> None:
+    body = "".join(f"def f{i}():\n    return f{i - 1}()\n\n" if i else "def f0():\n    return 0\n\n" for i in range(120))
+    root = make_workspace({"m.py": body})
+    with Workbench(root, servers=False) as wb:
+        res = wb.search("graph:m.py", limit=5).to_json()
+        assert res["total"] == 120 > WRITE_BEHIND_ROWS
+        last = wb.read(f"{res['result']}:120:line")  # stored by the background write
+        assert "def f119" in last.to_json()["ranges"][0]["text"]

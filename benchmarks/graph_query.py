@@ -27,7 +27,10 @@ never touch the shared corpus):
   most declarations), then the time of the next ``graph:PATH`` of that file. The watching
   Workbench is first given the time its watcher needs to notice the write (reported apart; an
   edit through ``Workbench.replace`` is not seen any sooner: the edit layer does not move the
-  workspace generation, tests/e2e/test_graph_e2e.py has the regression test).
+  workspace generation, tests/e2e/test_graph_e2e.py has the regression test);
+* **update alone** -- after one more body edit, noticed by the watching Workbench, the time its
+  graph takes the edit in (``GraphKeeper.graph``: re-tag, re-resolve, the cache row) before any
+  answer is built: the part of the next query that is the update itself.
 
 Each tree runs in a child process of its own so the RSS figures do not mix. Targets (issue 7):
 cold build no slower than parsing the files once, edit -> next query < 100 ms, warm queries
@@ -222,6 +225,32 @@ def edit_then_query(
     return seconds, noticed
 
 
+def edit_then_update(wb: Workbench, root: Path, path: str) -> float:
+    """A body edit of ``path`` from outside, noticed by a watching workbench; seconds the graph
+    takes to take it in (re-tag, re-resolve, cache row), with no answer built: what the next
+    query of any kind pays before it answers. The file is restored afterwards."""
+    n = next(_nonce)
+    original = (root / path).read_bytes()
+    wb.search(f"graph:{path}", limit=1, depth=nonce())
+    engines = wb._engines
+    keeper = engines.graph
+
+    def update() -> Any:
+        return keeper.graph(engines.tags, engines.trees, wb.workspace.list_files().files)
+
+    line = update().record(path).defs[0].line
+    start = wb.workspace.generation
+    (root / path).write_bytes(PREPEND[Path(path).suffix].format(n=n).encode() + original)
+    wait_for_watcher(wb, start)
+    seconds, graph = timed(update)
+    assert graph.record(path).defs[0].line == line + 1, f"the edit of {path} was seen"
+    start = wb.workspace.generation
+    (root / path).write_bytes(original)
+    wait_for_watcher(wb, start)
+    wb.search(f"graph:{path}", depth=nonce())
+    return seconds
+
+
 def profile(label: str, fn: Callable[[], Any]) -> None:
     prof = cProfile.Profile()
     prof.enable()
@@ -279,6 +308,7 @@ def measure(label: str, source: Path, rounds: int, edits: int, trace: bool, prof
         out["body_watched_ms"] = [
             edit_then_query(watched, root, p, n, body=True)[0] * 1000 for p, n in targets
         ]
+        out["update_watched_ms"] = [edit_then_update(watched, root, p) * 1000 for p, _ in targets]
         if prof:
             fresh = Path(tmp) / "fresh"
             shutil.copytree(root, fresh, symlinks=True, ignore=shutil.ignore_patterns(".sleuth"))
@@ -344,6 +374,9 @@ def markdown(results: list[dict[str, Any]]) -> str:
             rows.append(f"| {r['tree']} | {face} | {w['graph:PATH']:.0f} | {w['graph:#ID']:.0f} | "
                         f"{w['graph:']:.0f} | {fmt_ms(e)} | {fmt_ms(b)} |")
     rows.append("")
+    rows += [f"Graph update alone after a body edit (watching; re-tag, re-resolve, cache row, no "
+             f"answer), {r['tree']}: {fmt_ms(r['update_watched_ms'])} ms." for r in results
+             if "update_watched_ms" in r]
     rows += [f"Watcher latency (write -> generation moves), {r['tree']}: {fmt_ms(r['watcher_ms'])} ms; "
              f"edited: {', '.join(r['edit_files'])}; top-ranked: {r['top']}." for r in results]
     return "\n".join(rows)

@@ -40,39 +40,77 @@ def _sort_key(info: NodeInfo) -> tuple[str, int, str]:
 
 
 class _Infos(dict[str, NodeInfo]):
-    """``NodeInfo`` per node id, built once per answer (a neighbour recurs across a file)."""
+    """``NodeInfo`` per node id, built once per answer (a neighbour recurs across a file), with
+    its JSON and sort key, also made once."""
 
     def __init__(self, graph: Graph) -> None:
         super().__init__()
         self._attrs = graph.g._node  # networkx's node -> attributes dict, read without a view
+        self._json: dict[str, dict[str, Any]] = {}
+        self._keys: dict[str, tuple[str, int, str]] = {}
 
     def __missing__(self, node_id: str) -> NodeInfo:
         info = self[node_id] = NodeInfo.of(node_id, self._attrs[node_id])
         return info
 
+    def json(self, node_id: str) -> dict[str, Any]:
+        """The node's JSON, shared by every place of the answer that shows it (read-only)."""
+        out = self._json.get(node_id)
+        if out is None:
+            out = self._json[node_id] = self[node_id].to_json()
+        return out
 
-def _groups(infos: _Infos, adjacency: dict[str, dict[str, dict[str, Any]]]) -> dict[str, EdgeGroup]:
+    def key(self, node_id: str) -> tuple[str, int, str]:
+        out = self._keys.get(node_id)
+        if out is None:
+            out = self._keys[node_id] = _sort_key(self[node_id])
+        return out
+
+
+_Grouped = list[tuple[str, list[tuple[str, int, str]]]]
+
+
+def _grouped(infos: _Infos, adjacency: dict[str, dict[str, dict[str, Any]]]) -> _Grouped:
     """The edges of one node in one direction (``adjacency``: other end -> kind -> attributes,
-    networkx's own dicts, iterated without building views), grouped by kind."""
-    by_kind: dict[str, list[Neighbor]] = {}
+    networkx's own dicts, iterated without building views) by kind, kinds sorted: each kind's
+    (other end, occurrences, precision), sorted by the other end's (path, line, id)."""
+    by_kind: dict[str, list[tuple[str, int, str]]] = {}
     for other, keyed in adjacency.items():
         for kind, attrs in keyed.items():
-            if kind == "contains":
-                continue
-            by_kind.setdefault(kind, []).append(
-                Neighbor(infos[other], len(attrs["occurrences"]), attrs["precision"])
-            )
+            if kind != "contains":
+                by_kind.setdefault(kind, []).append(
+                    (other, len(attrs["occurrences"]), attrs["precision"])
+                )
+    return [(kind, sorted(by_kind[kind], key=lambda t: infos.key(t[0]))) for kind in sorted(by_kind)]
+
+
+def _groups(infos: _Infos, adjacency: dict[str, dict[str, dict[str, Any]]]) -> dict[str, EdgeGroup]:
     out: dict[str, EdgeGroup] = {}
-    for kind in sorted(by_kind):
-        ns = sorted(by_kind[kind], key=lambda n: _sort_key(n.node))
-        out[kind] = EdgeGroup(kind, len(ns), sum(n.occurrences for n in ns), ns)
+    for kind, ends in _grouped(infos, adjacency):
+        neighbors = [Neighbor(infos[other], n, precision) for other, n, precision in ends]
+        out[kind] = EdgeGroup(kind, len(ends), sum(n for _, n, _ in ends), neighbors)
+    return out
+
+
+def _groups_json(infos: _Infos, adjacency: dict[str, dict[str, dict[str, Any]]]) -> dict[str, Any]:
+    """``_groups(...)`` as ``EdgeGroup.to_json`` shows it, without the intermediate records."""
+    out: dict[str, Any] = {}
+    for kind, ends in _grouped(infos, adjacency):
+        out[kind] = {
+            "kind": kind,
+            "count": len(ends),
+            "uses": sum(n for _, n, _ in ends),
+            "neighbors": [
+                {"node": infos.json(other), "occurrences": n, "precision": precision}
+                for other, n, precision in ends
+            ],
+        }
     return out
 
 
 def _members(graph: Graph, infos: _Infos, node_id: str) -> list[str]:
     succ = graph.g._succ[node_id]
-    return sorted((v for v, keyed in succ.items() if "contains" in keyed),
-                  key=lambda m: _sort_key(infos[m]))
+    return sorted((v for v, keyed in succ.items() if "contains" in keyed), key=infos.key)
 
 
 def _decl_view(graph: Graph, infos: _Infos, node_id: str) -> DeclView:
@@ -105,9 +143,9 @@ def file_view(graph: Graph, path: str) -> FileView:
 
 def file_declarations_json(graph: Graph, path: str) -> list[tuple[int, int, dict[str, Any]]]:
     """``file_view``'s declarations as (start_byte, end_byte, JSON), each with its members by
-    id (``DeclView.to_json(nested=False)``): top-level declarations, then members, breadth
-    first — the answer of ``graph:PATH``. One ``_Infos`` serves the whole file, so a neighbour
-    met by many declarations is described once."""
+    id (what ``DeclView.to_json(nested=False)`` gives): top-level declarations, then members,
+    breadth first — the answer of ``graph:PATH``. One ``_Infos`` serves the whole file, so a
+    neighbour met by many declarations is described once (its JSON is one shared dict)."""
     graph.record(path)  # NotFound for an unknown file
     g = graph.g
     infos = _Infos(graph)
@@ -115,10 +153,15 @@ def file_declarations_json(graph: Graph, path: str) -> list[tuple[int, int, dict
     pending = deque(_members(graph, infos, path))
     while pending:
         d = pending.popleft()
-        view = DeclView(infos[d], _groups(infos, g._succ[d]), _groups(infos, g._pred[d]))
         inner = _members(graph, infos, d)
+        decl = {
+            **infos.json(d),
+            "outgoing": _groups_json(infos, g._succ[d]),
+            "incoming": _groups_json(infos, g._pred[d]),
+            "members": inner,
+        }
         attrs = g._node[d]
-        out.append((attrs["start_byte"] or 0, attrs["end_byte"], view.to_json() | {"members": inner}))
+        out.append((attrs["start_byte"] or 0, attrs["end_byte"], decl))
         pending.extend(inner)
     return out
 

@@ -6,7 +6,8 @@ tags.scm plus the patterns of ``tag_rules``) once over the file, in document ord
 node as range, the ``@name`` node as name range, the container from nesting) and every
 ``SymbolRef`` (calls, references, imports, base classes), each ref knowing the id of the
 innermost declaration holding it. This is the ``"precision": "syntactic"`` fallback of SPEC §7
-and the node/edge source of the graph (SPEC §8).
+and the node/edge source of the graph (SPEC §8). ``extract_tag_tuples`` gives the same answer as
+plain tuples, for callers that only pass it on (a cold graph build's worker processes).
 
 Choices, written down:
 
@@ -35,7 +36,15 @@ from sleuth.ast_search.tag_rules import CLASS_KINDS, RULES, TagRules
 from sleuth.ast_search.trees import parse
 from sleuth.model import SymbolDef, SymbolRef, symbol_id
 
-__all__ = ["FileTags", "extract_tags", "tags_supported", "MAX_TAGS_BYTES"]
+__all__ = [
+    "FileTags",
+    "extract_tags",
+    "extract_tag_tuples",
+    "tags_supported",
+    "MAX_TAGS_BYTES",
+    "DefTuple",
+    "RefTuple",
+]
 
 MAX_TAGS_BYTES = 2 * 1024 * 1024
 
@@ -128,6 +137,47 @@ def extract_tags(
     ``tree`` is the parse tree of ``data`` if the caller has one (e.g. from ``TreeCache``);
     a file over ``max_bytes`` is not tagged (``complete=False``).
     """
+    found = _extract(path, data, lang, tree, max_bytes)
+    if isinstance(found, FileTags):
+        return found
+    name, raw_defs, raw_refs = found
+    return FileTags(path, name, _nest(raw_defs, path), _resolve_refs(raw_refs, raw_defs, path))
+
+
+DefTuple = tuple[str, str, str, str, int, int, int, int, int, int]
+"""(id, name, kind, container, start_byte, end_byte, line, end_line, name_start, name_end):
+a ``SymbolDef`` of the file without its path, as a plain tuple."""
+RefTuple = tuple[str, str, int, int, int, str | None, str | None, str | None]
+"""(name, kind, start_byte, end_byte, line, enclosing, target, module): a ``SymbolRef`` of the
+file without its path, as a plain tuple."""
+
+
+def extract_tag_tuples(
+    path: str, data: bytes, lang: str
+) -> tuple[str, list[DefTuple], list[RefTuple], bool, str | None]:
+    """``extract_tags`` as plain tuples: (lang, defs, refs, complete, reason) — the same
+    answer without a ``SymbolDef``/``SymbolRef`` object per name (a cold graph build's
+    workers send tuples on anyway)."""
+    found = _extract(path, data, lang, None, MAX_TAGS_BYTES)
+    if isinstance(found, FileTags):
+        return found.lang, [], [], found.complete, found.reason
+    name, raw_defs, raw_refs = found
+    defs = [
+        (d.id, d.name, d.kind, d.container, d.node_start, d.node_end, d.line, d.end_line,
+         d.name_start, d.name_end)
+        for d in raw_defs
+    ]
+    refs: list[RefTuple] = [
+        (r.name, r.kind, r.start, r.end, r.line, enclosing, None, r.module)
+        for r, enclosing in _enclosed(raw_refs, raw_defs)
+    ]
+    return name, defs, refs, True, None
+
+
+def _extract(
+    path: str, data: bytes, lang: str, tree: Tree | None, max_bytes: int
+) -> FileTags | tuple[str, list[_Def], list[_Ref]]:
+    """The nested raw definitions and raw references of a file, or why it has none."""
     name = _canonical(lang)
     query = _compiled(name) if name is not None else None
     if name is None or query is None:
@@ -139,9 +189,7 @@ def extract_tags(
         tree = parse(name, data)
     rules = RULES[name]
     raw_defs, raw_refs = _collect(query, tree, data, rules)
-    defs = _nest(raw_defs, path, rules)
-    refs = _resolve_refs(raw_refs, raw_defs, path)
-    return FileTags(path, name, defs, refs)
+    return name, _nested(raw_defs, path, rules), raw_refs
 
 
 # What one pattern of the query tags: ("def" | "ref", the capture naming the kind, the kind).
@@ -172,6 +220,7 @@ def _collect(
     cursor = QueryCursor(query)
     if byte_range is not None:
         cursor.set_byte_range(*byte_range)
+    ignore = rules.ignore_refs
     for pattern, captures in cursor.matches(tree.root_node):
         role = roles[pattern] if pattern in roles else roles.setdefault(pattern, _role(captures))
         names = captures.get("name")
@@ -179,9 +228,23 @@ def _collect(
             continue
         if role[0] == "def":
             _add_def(defs, captures[role[1]][0], names[0], role[2], pattern, data, rules)
-        else:
-            module = captures.get("module")
-            _add_ref(refs, names[0], role[2], module[0] if module else None, data, rules)
+            continue
+        # a reference (most matches: inline, the per-call cost shows on a cold build)
+        name_node, kind = names[0], role[2]
+        start, end = name_node.start_byte, name_node.end_byte
+        key = (start, end)
+        old = refs.get(key)
+        if old is not None and _REF_PRIORITY[old.kind] >= _REF_PRIORITY[kind]:
+            continue
+        name = data[start:end].decode("utf-8", "replace")
+        if name in ignore:
+            continue
+        module = captures.get("module")
+        module_text = _text(data, module[0]) if module else None
+        if kind == "import":
+            name = name.strip("\"'<>")
+            module_text = (module_text or name).strip("\"'<>")
+        refs[key] = _Ref(name, kind, start, end, name_node.start_point.row + 1, module_text)
     return sorted(defs.values(), key=lambda d: (d.node_start, -d.node_end)), sorted(
         refs.values(), key=lambda r: r.start
     )
@@ -217,32 +280,10 @@ def _add_def(
     )
 
 
-def _add_ref(
-    refs: dict[tuple[int, int], _Ref],
-    name_node: Node,
-    kind: str,
-    module: Node | None,
-    data: bytes,
-    rules: TagRules,
-) -> None:
-    key = (name_node.start_byte, name_node.end_byte)
-    old = refs.get(key)
-    if old is not None and _REF_PRIORITY[old.kind] >= _REF_PRIORITY[kind]:
-        return
-    name = _text(data, name_node)
-    if name in rules.ignore_refs:
-        return
-    module_text = _text(data, module) if module is not None else None
-    if kind == "import":
-        name = name.strip("\"'<>")
-        module_text = (module_text or name).strip("\"'<>")
-    refs[key] = _Ref(name, kind, key[0], key[1], name_node.start_point.row + 1, module_text)
-
-
-def _nest(raw: list[_Def], path: str, rules: TagRules) -> list[SymbolDef]:
-    """Give each definition its container and normalised kind, then its id (document order)."""
+def _nested(raw: list[_Def], path: str, rules: TagRules) -> list[_Def]:
+    """Give each definition (in place) its container and normalised kind, then its id
+    (document order); returns ``raw``."""
     stack: list[_Def] = []
-    out: list[SymbolDef] = []
     for d in raw:
         while stack and stack[-1].node_end <= d.node_start:
             stack.pop()
@@ -256,28 +297,23 @@ def _nest(raw: list[_Def], path: str, rules: TagRules) -> list[SymbolDef]:
             d.kind = "function"
         d.id = symbol_id(path, d.qualified, d.kind)
         stack.append(d)
-        out.append(
-            SymbolDef(
-                id=d.id,
-                name=d.name,
-                kind=d.kind,
-                container=d.container,
-                path=path,
-                start_byte=d.node_start,
-                end_byte=d.node_end,
-                line=d.line,
-                end_line=d.end_line,
-                name_start=d.name_start,
-                name_end=d.name_end,
-            )
-        )
-    return out
+    return raw
 
 
-def _resolve_refs(raw: list[_Ref], defs: list[_Def], path: str) -> list[SymbolRef]:
-    """Drop refs that are a declaration's own name; attach each to its innermost declaration."""
+def _nest(raw: list[_Def], path: str) -> list[SymbolDef]:
+    """The definitions (already ``_nested``) as ``SymbolDef``."""
+    return [
+        SymbolDef(d.id, d.name, d.kind, d.container, path, d.node_start, d.node_end, d.line,
+                  d.end_line, d.name_start, d.name_end)
+        for d in raw
+    ]
+
+
+def _enclosed(raw: list[_Ref], defs: list[_Def]) -> list[tuple[_Ref, str | None]]:
+    """Drop refs that are a declaration's own name; pair each with the id of its innermost
+    declaration."""
     def_names = {(d.name_start, d.name_end) for d in defs}
-    out: list[SymbolRef] = []
+    out: list[tuple[_Ref, str | None]] = []
     stack: list[_Def] = []
     i = 0
     for r in raw:
@@ -290,8 +326,14 @@ def _resolve_refs(raw: list[_Ref], defs: list[_Def], path: str) -> list[SymbolRe
             i += 1
         while stack and stack[-1].node_end < r.end:
             stack.pop()
-        enclosing = stack[-1].id if stack else None
-        out.append(
-            SymbolRef(r.name, r.kind, path, r.start, r.end, r.line, enclosing, module=r.module)
-        )
+        out.append((r, stack[-1].id if stack else None))
     return out
+
+
+def _resolve_refs(raw: list[_Ref], defs: list[_Def], path: str) -> list[SymbolRef]:
+    """The refs that are not a declaration's own name as ``SymbolRef``, each attached to its
+    innermost declaration."""
+    return [
+        SymbolRef(r.name, r.kind, path, r.start, r.end, r.line, enclosing, None, r.module)
+        for r, enclosing in _enclosed(raw, defs)
+    ]

@@ -36,6 +36,7 @@ from sleuth.ast_search.tags import (
     _collect,
     _compiled,
     _nest,
+    _nested,
     _resolve_refs,
     extract_tags,
 )
@@ -145,6 +146,6 @@ def retag(
             inside_refs.append(rr)
         elif rr.start < hi and lo < rr.end:
             return None
-    defs = [*defs_before, *_nest(inside_defs, path, rules), *defs_after]
+    defs = [*defs_before, *_nest(_nested(inside_defs, path, rules), path), *defs_after]
     refs = [*refs_before, *_resolve_refs(inside_refs, inside_defs, path), *refs_after]
     return FileTags(path, lang, defs, refs)

@@ -20,26 +20,36 @@ from outside, a star list, a module lookup). ``update_file``/``remove_file`` rep
 nodes, compute which of its keys changed, and re-resolve exactly the files that noted one, so
 the result equals a full rebuild while an edit that moves nothing others read (inside a body, a
 new function nobody names) re-resolves the edited file alone.
+
+A cold build takes files in as record rows (``marshal``-ed by the tagging workers, kept as rows
+and never decoded into records) and, asked to (``parallel``), resolves them in forked worker
+processes (``workers``) while it installs the edges of those already done, in path order.
 """
 
 from __future__ import annotations
 
 import contextlib
 import gc
-from collections.abc import Callable, Iterable, Iterator, Mapping
+import marshal
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from sleuth.errors import InvalidQuery, NotFound
-from sleuth.graph import queries
+from sleuth.graph import queries, workers
 from sleuth.graph import rank as ranking
 from sleuth.graph.carry import carry_over
 from sleuth.graph.file_index import FileIndex, changed_keys
 from sleuth.graph.model import Dependent, FileView, NodeView, Ranked
 from sleuth.graph.modules import provided_keys
-from sleuth.graph.records import FileRecord, FileTags, RecordRow, def_rows, make_record
+from sleuth.graph.records import FileRecord, FileTags, RecordRow, make_record
 from sleuth.graph.resolve import EdgeKey, Resolution, Resolver
 from sleuth.graph.state import GraphState
-from sleuth.graph.table import ResolutionRow, resolution_from_row, resolution_to_row
+from sleuth.graph.table import (
+    NewVersion,
+    ResolutionRow,
+    resolution_from_row,
+    resolution_to_row,
+)
 
 if TYPE_CHECKING:
     from sleuth.graph.store import SyncReport
@@ -47,6 +57,9 @@ if TYPE_CHECKING:
 __all__ = ["Graph", "EdgeKey", "EDGE_KINDS"]
 
 _BATCH = 64
+Change = FileRecord | RecordRow | bytes | None
+"""A file's new version (a record, its cache row, or that row ``marshal``-ed) or None: the
+file is gone."""
 EDGE_KINDS = ("contains", "calls", "references", "imports", "inherits")
 
 
@@ -75,18 +88,34 @@ class Graph(GraphState):
             raise NotFound(f"{path} is not in the graph; nothing to remove")
         self.apply({path: None})
 
-    def apply(self, changes: dict[str, FileRecord | None]) -> None:
-        """Replace (record) or remove (None) files, then re-resolve every affected file."""
-        if not changes:
-            return
+    def apply(
+        self,
+        changes: Mapping[str, Change] | Iterable[tuple[str, Change]],
+        *,
+        parallel: bool = False,
+    ) -> None:
+        """Replace (record, or record row) or remove (None) files, then re-resolve every
+        affected file. A row (``RecordRow``, or one ``marshal``-ed by a tagging worker) is
+        kept as a row (and the bytes until the cache writes them).
+
+        ``changes`` may also be an iterable of (path, change), read once: each file is taken
+        in as it comes (e.g. while workers still tag the next ones), then all are resolved.
+        ``parallel``: when many files need resolving, resolve them in forked worker processes
+        (``workers``; in-process when forking is not possible or fails) — same result.
+        """
+        if isinstance(changes, Mapping):
+            if not changes:
+                return
+            if len(changes) < _BATCH:
+                self.version += 1
+                self._apply(changes.items(), parallel)
+                return
+            changes = changes.items()
         self.version += 1
-        if len(changes) < _BATCH:
-            self._apply(changes)
-            return
         # A big batch allocates millions of small objects holding no cycles; the cyclic
         # collector scanning them repeatedly would double the build time.
         with _no_gc():
-            self._apply(changes)
+            self._apply(changes, parallel)
 
     def _index(self, path: str) -> FileIndex:
         idx = self._indexes.get(path)
@@ -96,28 +125,46 @@ class Graph(GraphState):
             self._indexes[path] = idx
         return idx
 
+    def _resolver(self) -> Resolver:
+        """A resolution session over the current records."""
+        return Resolver(self._records, self._index, self._modules, self._records.uses)
+
     def _used(self, key: str) -> bool:
         """Whether some file's resolution depends on ``key``."""
         return bool(self._key_users.get(key))
 
-    def _apply(self, changes: dict[str, FileRecord | None]) -> None:
+    def _apply(self, changes: Iterable[tuple[str, Change]], parallel: bool) -> None:
         affected: set[str] = set()
         by_keys: set[str] = set()  # files that read a key that changed
         moved: set[str] = set()  # every key that changed
         carried: dict[str, tuple[FileRecord, FileIndex, Resolution]] = {}
-        for path, rec in changes.items():
+        # Changed keys matter only to a file that noted one (``by_keys``) or to a carry, which
+        # needs a prior resolution: with no key noted by anyone (a first build), every prior
+        # resolution read none, so no key can matter and comparing them is skipped.
+        tracked = bool(self._key_users)
+        for path, change in changes:
             known = path in self._records
-            if not known and rec is None:
+            if not known and change is None:
                 continue
             old = self._records[path] if known else None
             old_index = self._index(path) if known else None
-            new_index = FileIndex.of(rec) if rec is not None else None
-            keys = changed_keys(path, old_index, new_index, self._used)
-            if (old is None) != (rec is None):
-                keys |= provided_keys(path)
-            moved |= keys
-            for key in keys:
-                by_keys |= self._key_users.get(key, set())
+            new_index: FileIndex | None
+            blob = None
+            if isinstance(change, bytes):
+                blob, change = change, marshal.loads(change)
+            if change is None:
+                rec = new_index = None
+            elif isinstance(change, FileRecord):
+                rec, new_index = NewVersion.record(change), FileIndex.of(change)
+            else:
+                rec, new_index = NewVersion(*change), FileIndex.of_row(path, change)
+            if tracked:
+                keys = changed_keys(path, old_index, new_index, self._used)
+                if (old is None) != (rec is None):
+                    keys |= provided_keys(path)
+                moved |= keys
+                for key in keys:
+                    by_keys |= self._key_users.get(key, set())
             prior = self._resolved.get(path)
             if old is not None and old_index is not None and prior is not None:
                 carried[path] = (old, old_index, prior)
@@ -130,32 +177,59 @@ class Graph(GraphState):
                 self._forget_resolution(path)
             # else its edges stay until its next resolution replaces them (``_install``)
             if old is not None:
-                self._drop_nodes(old, keep=rec)
-            if rec is None or new_index is None:
+                self._drop_nodes(old, keep=rec.def_ids() if rec is not None else None)
+            if rec is None or change is None or new_index is None:
                 self._records.pop(path, None)
                 self._indexes.pop(path, None)
                 self._modules.remove(path)
                 self._dirty.discard(path)
                 self._gone.add(path)
             else:
-                self._records[path] = rec
+                if isinstance(change, FileRecord):
+                    self._records[path] = change
+                else:
+                    self._records.put_row(path, change, blob)
                 self._indexes[path] = new_index
                 self._modules.add(path)
                 self._add_nodes(
-                    path, rec.lang, rec.stamp, rec.complete, rec.reason, def_rows(rec),
+                    path, rec.lang, rec.stamp, rec.complete, rec.reason, rec.defs,
                     replace=old is not None,
                 )
                 affected.add(path)
                 self._gone.discard(path)
         affected = {p for p in affected | by_keys if p in self._records}
-        resolver = Resolver(self._records, self._index, self._modules)
-        for path in sorted(affected):
-            carry = None
-            if path in carried:
-                old, old_index, prior = carried[path]
-                if prior.keys.isdisjoint(moved):  # nothing it read elsewhere moved
-                    carry = carry_over(old, old_index, prior.edges, prior.keys, self._index(path))
-            self._install(path, resolver.resolve_file(path, carry))
+        ordered = sorted(affected)
+        pooled: Generator[tuple[str, bytes], None, None] | None = None
+        if parallel:
+            plain = sum(1 for p in ordered if p not in carried)
+            if plain >= workers.RESOLVE_POOL_MIN and workers.can_fork():
+                pooled = workers.iter_resolved(
+                    self._resolver, [p for p in ordered if p not in carried]
+                )
+        resolver = self._resolver()
+        try:
+            for path in ordered:
+                if pooled is not None and path not in carried:
+                    try:
+                        done, blob = next(pooled)
+                    except workers.POOL_ERRORS:
+                        pooled = None  # this file and the next ones are resolved here
+                    else:
+                        if done != path:
+                            raise RuntimeError(f"pool resolved {done} for {path}")
+                        self._install(path, resolution_from_row(marshal.loads(blob)), blob)
+                        continue
+                carry = None
+                if path in carried:
+                    old, old_index, prior = carried[path]
+                    if prior.keys.isdisjoint(moved):  # nothing it read elsewhere moved
+                        carry = carry_over(
+                            old, old_index, prior.edges, prior.keys, self._index(path)
+                        )
+                self._install(path, resolver.resolve_file(path, carry))
+        finally:
+            if pooled is not None:
+                pooled.close()
         self._dirty |= affected
 
     def restore_rows(
@@ -183,6 +257,17 @@ class Graph(GraphState):
     def row(self, path: str) -> tuple[RecordRow, ResolutionRow]:
         """``path``'s record and resolution as plain rows (what the cache stores)."""
         return self._records.row(path), resolution_to_row(self.resolution(path))
+
+    def blobs(self, path: str) -> tuple[bytes, bytes]:
+        """``row(path)`` as the cache stores it (``marshal``-ed), from the bytes a worker made
+        when they are still current (each given once)."""
+        rec = self._records.take_blob(path)
+        res = self._res_blobs.pop(path, None)
+        if rec is None:
+            rec = marshal.dumps(self._records.row(path))
+        if res is None:
+            res = marshal.dumps(resolution_to_row(self.resolution(path)))
+        return rec, res
 
     def take_changes(self) -> tuple[set[str], set[str], dict[EdgeKey, str] | None]:
         """(changed paths, removed paths, confirmed edges if they changed) since the last call."""
@@ -315,7 +400,8 @@ class Graph(GraphState):
 
     def resolution(self, path: str) -> Resolution:
         """What resolving ``path`` produced (edges, dependencies, unresolved count)."""
-        self.record(path)
+        if path not in self._records:  # (without decoding a record kept as a row)
+            raise NotFound(f"{path} is not in the graph; sync or update it first")
         return self._resolved.get(path, Resolution())
 
     def node(self, node_id: str) -> dict[str, Any]:

@@ -28,7 +28,6 @@ from dataclasses import dataclass, field
 
 from sleuth.graph.file_index import FileIndex
 from sleuth.graph.records import FileRecord
-from sleuth.model import SymbolRef
 
 __all__ = ["Carry", "carry_over"]
 
@@ -48,18 +47,20 @@ class Carry:
     keys: frozenset[str]
     _clean: dict[str, bool] = field(default_factory=dict)  # enclosing id -> no scope moved
 
-    def target(self, idx: FileIndex, ref: SymbolRef, recv: str | None) -> tuple[bool, str | None]:
-        """(known, target node) of a use: ``known`` False when it must be resolved again."""
-        sig = (ref.enclosing, ref.name, recv)
+    def target(
+        self, idx: FileIndex, enclosing: str | None, name: str, recv: str | None
+    ) -> tuple[bool, str | None]:
+        """(known, target node) of a use (its enclosing declaration id, name and receiver):
+        ``known`` False when it must be resolved again."""
+        sig = (enclosing, name, recv)
         if sig not in self.targets:
             return False, None
         names = self.names
         if names:
-            if any(part in names for part in ref.name.split(".")):
+            if any(part in names for part in name.split(".")):
                 return False, None
             if recv is not None and any(part in names for part in recv.split(".")):
                 return False, None
-        enclosing = ref.enclosing
         if enclosing is not None:
             clean = self._clean.get(enclosing)
             if clean is None:

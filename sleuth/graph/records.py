@@ -11,13 +11,14 @@ and tags records do not carry.
 
 A ``FileRecord`` is the unit of incremental update and of the ``.sleuth/graph.db`` cache;
 ``record_to_row``/``record_from_row`` round-trip it exactly as plain tuples (what ``marshal``
-stores per file), ``record_to_json``/``record_from_json`` as JSON.
+stores per file), ``record_to_json``/``record_from_json`` as JSON; ``record_row`` makes the row
+straight from tags given as plain tuples (a cold build's tagging workers: no objects per name).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -28,6 +29,8 @@ __all__ = [
     "FileRecord",
     "make_record",
     "receiver_of",
+    "receiver_at",
+    "record_row",
     "alias_of",
     "signature_of",
     "record_to_json",
@@ -35,6 +38,7 @@ __all__ = [
     "record_to_row",
     "record_from_row",
     "def_rows",
+    "ref_rows",
     "language_family",
 ]
 
@@ -116,11 +120,12 @@ def signature_of(data: bytes, start_byte: int, end_byte: int) -> str:
         pos = line_end + 1
 
 
-_IDENT_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_$.")
-
-
-def _is_ident_byte(b: int) -> bool:
-    return b in _IDENT_BYTES or b >= 0x80
+_IDENT_BYTES = frozenset(
+    b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_$."
+) | frozenset(range(0x80, 0x100))
+"""Bytes of a receiver: identifier characters, dots, and any byte of a non-ASCII character."""
+_BEFORE_NAME = frozenset(b" \t.>:")
+"""What the byte before a use's name is when a receiver is written before it."""
 
 
 def receiver_of(data: bytes, ref: SymbolRef) -> str | None:
@@ -129,17 +134,24 @@ def receiver_of(data: bytes, ref: SymbolRef) -> str | None:
     Works whether the ref's range covers the name only (tags ``@name``) or the whole
     ``recv.name`` expression. ``super().m()`` gives ``super()``.
     """
-    if ref.kind == "import":
-        return alias_of(data, ref)
-    if not ref.name:
+    return receiver_at(data, ref.kind, ref.name, ref.start_byte, ref.end_byte)
+
+
+def receiver_at(data: bytes, kind: str, name: str, start: int, end: int) -> str | None:
+    """``receiver_of`` for a use given as its kind, name and byte range."""
+    if kind == "import":
+        return _alias_at(data, start, end)
+    if not name:
         return None
-    name = ref.name.encode()
-    pos = ref.start_byte
-    if ref.end_byte - pos != len(name) or not data.startswith(name, pos):
-        found = data[pos : ref.end_byte].rfind(name)
+    raw = name.encode()
+    pos = start
+    if end - pos != len(raw) or not data.startswith(raw, pos):
+        found = data[pos:end].rfind(raw)
         if found < 0:
             return None
         pos += found
+    if pos == 0 or data[pos - 1] not in _BEFORE_NAME:
+        return None  # most uses: no receiver (checked below the long way)
     j = pos
     while j > 0 and data[j - 1] in (0x20, 0x09):
         j -= 1
@@ -153,7 +165,8 @@ def receiver_of(data: bytes, ref: SymbolRef) -> str | None:
     while j > 0 and data[j - 1] in b" \t\r\n":
         j -= 1
     k = j
-    while k > 0 and _is_ident_byte(data[k - 1]):
+    ident = _IDENT_BYTES
+    while k > 0 and data[k - 1] in ident:
         k -= 1
     recv = data[k:j].decode("utf-8", errors="replace")
     if not recv:
@@ -173,10 +186,14 @@ def alias_of(data: bytes, ref: SymbolRef) -> str | None:
     ``import pkg.mod as m`` / ``from x import y as z`` / ``{ a as b }`` (written after the
     name), ``import * as ns from "m"`` and ``const ns = require("m")`` (written before).
     """
-    after = _ALIAS_AFTER.match(data, ref.end_byte)
+    return _alias_at(data, ref.start_byte, ref.end_byte)
+
+
+def _alias_at(data: bytes, start: int, end: int) -> str | None:
+    after = _ALIAS_AFTER.match(data, end)
     if after:
         return after.group(1).decode()
-    before = data[max(0, ref.start_byte - 200) : ref.start_byte]
+    before = data[max(0, start - 200) : start]
     if before[-1:] not in (b'"', b"'", b"`"):
         return None  # both patterns end at the module string's opening quote
     for pattern in _ALIAS_BEFORE:
@@ -213,6 +230,29 @@ def make_record(tags: FileTags, data: bytes | None, stamp: str) -> FileRecord:
         receivers=receivers,
         signatures=signatures,
     )
+
+
+def record_row(
+    lang: str,
+    stamp: str,
+    complete: bool,
+    reason: str | None,
+    defs: Iterable[tuple[str, str, str, str, int, int, int, int, int, int]],
+    refs: Iterable[tuple[str, str, int, int, int, str | None, str | None, str | None]],
+    data: bytes,
+) -> RecordRow:
+    """``record_to_row(make_record(...))`` of a file's tags given as plain tuples — ``defs``
+    as (id, name, kind, container, start_byte, end_byte, line, end_line, name_start,
+    name_end), ``refs`` as (name, kind, start_byte, end_byte, line, enclosing, target,
+    module) — without building a record (what a tagging worker sends back)."""
+    seen: set[str] = set()
+    def_out: list[DefRow] = []
+    for d in defs:
+        if d[0] not in seen:
+            seen.add(d[0])
+            def_out.append((*d, signature_of(data, d[4], d[5])))
+    ref_out = tuple((*r, receiver_at(data, r[1], r[0], r[2], r[3])) for r in refs)
+    return (lang or "", stamp, bool(complete), reason, tuple(def_out), ref_out)
 
 
 def record_to_json(rec: FileRecord) -> dict[str, Any]:
@@ -311,13 +351,17 @@ def def_rows(rec: FileRecord) -> tuple[DefRow, ...]:
     )
 
 
-def record_to_row(rec: FileRecord) -> RecordRow:
-    """``rec`` as plain tuples of str/int/bool/None (its path is the row's key)."""
-    refs = tuple(
+def ref_rows(rec: FileRecord) -> tuple[RefRow, ...]:
+    """The record's uses as ``RefRow`` tuples (receiver included)."""
+    return tuple(
         (r.name, r.kind, r.start_byte, r.end_byte, r.line, r.enclosing, r.target, r.module, recv)
         for r, recv in zip(rec.refs, rec.receivers, strict=True)
     )
-    return (rec.lang, rec.stamp, rec.complete, rec.reason, def_rows(rec), refs)
+
+
+def record_to_row(rec: FileRecord) -> RecordRow:
+    """``rec`` as plain tuples of str/int/bool/None (its path is the row's key)."""
+    return (rec.lang, rec.stamp, rec.complete, rec.reason, def_rows(rec), ref_rows(rec))
 
 
 def record_from_row(path: str, row: RecordRow) -> FileRecord:

@@ -19,7 +19,7 @@ after a change exactly the files that read something that changed.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TypeVar
 
@@ -33,7 +33,7 @@ from sleuth.graph.file_index import (
     name_key,
 )
 from sleuth.graph.modules import ModuleIndex, child_module
-from sleuth.graph.records import FileRecord
+from sleuth.graph.records import FileRecord, RefRow, ref_rows
 
 __all__ = [
     "FileIndex",
@@ -95,10 +95,13 @@ class Resolver:
         records: Mapping[str, FileRecord],
         index: Callable[[str], FileIndex],
         modules: ModuleIndex,
+        uses: Callable[[str], Iterable[RefRow]] | None = None,
     ) -> None:
         self._records = records
         self._index = index
         self._modules = modules
+        # a file's uses as rows (``RecordTable.uses`` reads a cached row without decoding it)
+        self._uses = uses if uses is not None else lambda path: ref_rows(records[path])
         self._stack: list[tuple[set[str], set[tuple[str, ...]]]] = []
         self._memo: dict[tuple[str, ...], tuple[object, frozenset[str]]] = {}
         self._busy: set[tuple[str, ...]] = set()
@@ -158,15 +161,16 @@ class Resolver:
     def resolve_file(self, path: str, carry: Carry | None = None) -> Resolution:
         """Resolve every use in ``path`` to edges (source node, target node, kind); with
         ``carry``, a use whose previous target still holds keeps it (``carry``)."""
-        rec = self._records[path]
         idx = self._index(path)
+        by_id = idx.by_id
         self._stack.append((set(), set()))
         out = Resolution()
+        edges = out.edges
         try:
             self._own, self._own_binds = path, None  # its bindings: computed once, if needed
             n_import = 0
-            for ref, recv in zip(rec.refs, rec.receivers, strict=True):
-                if ref.kind == "import":
+            for name, kind, start, end, line, enclosing, _, _, recv in self._uses(path):
+                if kind == "import":
                     source = path
                     if carry is not None and n_import < len(carry.imports):
                         node = carry.imports[n_import]
@@ -174,32 +178,28 @@ class Resolver:
                         if node is None:
                             out.unresolved += 1
                         else:
-                            out.edges.setdefault((path, node, "imports"), []).append(
-                                (ref.start_byte, ref.end_byte, ref.line)
-                            )
+                            edges.setdefault((path, node, "imports"), []).append((start, end, line))
                         continue
                     imports = self._bindings(path).imports
                     target = imports[n_import] if n_import < len(imports) else None
                     n_import += 1
                 else:
-                    source = ref.enclosing if ref.enclosing in idx.by_id else path
+                    source = enclosing if enclosing in by_id else path
                     if carry is not None:
-                        known, node = carry.target(idx, ref, recv)
+                        known, node = carry.target(idx, enclosing, name, recv)
                         if known:
                             if node is None:
                                 out.unresolved += 1
                             else:
-                                key = (source, node, EDGE_KIND.get(ref.kind, "references"))
-                                out.edges.setdefault(key, []).append(
-                                    (ref.start_byte, ref.end_byte, ref.line)
-                                )
+                                key = (source, node, EDGE_KIND.get(kind, "references"))
+                                edges.setdefault(key, []).append((start, end, line))
                             continue
-                    target = self.lookup(path, ref.enclosing, ref.name, recv)
+                    target = self.lookup(path, enclosing, name, recv)
                 if target is None:
                     out.unresolved += 1
                     continue
-                key = (source, target[1] or target[0], EDGE_KIND.get(ref.kind, "references"))
-                out.edges.setdefault(key, []).append((ref.start_byte, ref.end_byte, ref.line))
+                key = (source, target[1] or target[0], EDGE_KIND.get(kind, "references"))
+                edges.setdefault(key, []).append((start, end, line))
         finally:
             self._own = self._own_binds = None
             keys, _ = self._stack.pop()

@@ -15,7 +15,7 @@ of a one-file update's work in networkx.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import networkx as nx
@@ -41,6 +41,8 @@ class GraphState:
         self._indexes: dict[str, FileIndex] = {}  # built on first use (a loaded cache has none)
         self._modules = ModuleIndex()
         self._resolved: dict[str, Resolution] = {}
+        # path -> its resolution as ``marshal``-ed by a worker (``workers``), until written
+        self._res_blobs: dict[str, bytes] = {}
         self._key_users: dict[str, set[str]] = {}  # key -> files whose resolution noted it
         self._semantic: dict[EdgeKey, str] = {}  # confirmed edge -> the file that owns it
         # What the cache has not seen yet (``take_changes``): files whose record or resolution
@@ -76,6 +78,7 @@ class GraphState:
             path, type="file", path=path, lang=lang, stamp=stamp, complete=complete, reason=reason
         )
         attrs = g._node  # networkx's node -> attributes dict: read without a view per lookup
+        succ, pred = g._succ, g._pred
         by_qualified: dict[str, str] = {}
         for d in defs:
             by_qualified.setdefault(f"{d[3]}.{d[1]}" if d[3] else d[1], d[0])
@@ -89,6 +92,16 @@ class GraphState:
                 have["start_byte"], have["end_byte"], have["line"] = sb, eb, line
                 have["end_line"], have["name_start"], have["name_end"] = eline, ns, ne
                 have["signature"] = sig
+                owned.append((i, container, sb, eb, line))
+                continue
+            if have is None:  # a new node: what ``add_node`` does, without its per-call cost
+                succ[i], pred[i] = {}, {}
+                attrs[i] = {
+                    "type": "decl", "id": i, "name": name, "kind": kind,
+                    "container": container, "path": path, "start_byte": sb, "end_byte": eb,
+                    "line": line, "end_line": eline, "name_start": ns, "name_end": ne,
+                    "signature": sig,
+                }
                 owned.append((i, container, sb, eb, line))
                 continue
             g.add_node(
@@ -118,10 +131,30 @@ class GraphState:
         ]
         if replace:
             contains = self._keep_contains(path, owned, contains)
-        g.add_edges_from(
+        self._add_edges(
             (u, v, "contains", {"kind": "contains", "precision": "syntactic", "occurrences": occ})
             for u, v, occ in contains
         )
+
+    def _add_edges(self, edges: Iterable[tuple[str, str, str, dict[str, Any]]]) -> None:
+        """``g.add_edges_from(edges)`` for edges between existing nodes, written straight into
+        networkx's adjacency dicts (its per-edge bookkeeping and views are most of a build's
+        edge time); as there, an edge that exists already has its attributes updated."""
+        g = self.g
+        succ, pred = g._succ, g._pred
+        for u, v, key, data in edges:
+            out = succ.get(u)
+            if out is None or v not in succ:
+                g.add_edge(u, v, key, **data)  # a new node: networkx's own path
+                continue
+            keydict = out.get(v)
+            if keydict is None:
+                out[v] = pred[v][u] = {key: data}
+            elif key in keydict:
+                keydict[key].update(data)
+            else:
+                keydict[key] = data
+        nx._clear_cache(g)
 
     def _keep_contains(
         self,
@@ -144,14 +177,15 @@ class GraphState:
                 else:
                     data["occurrences"] = occ
         return [(u, v, occ) for (u, v), occ in wanted.items()]
-    def _drop_nodes(self, rec: FileRecord, keep: FileRecord | None = None) -> None:
-        """Remove a file's nodes; with ``keep`` (its next version), only the vanished ones.
+    def _drop_nodes(self, rec: FileRecord, keep: set[str] | None = None) -> None:
+        """Remove a file's nodes; with ``keep`` (the declaration ids of its next version),
+        only the vanished ones.
 
         Nodes that survive an edit keep their incoming edges, so files whose uses still
         resolve to them need no re-resolution; their attributes and ``contains`` edges are
         updated by ``_add_nodes`` (``replace``), their uses by ``_install``.
         """
-        kept = {d.id for d in keep.defs} if keep is not None else set()
+        kept = keep if keep is not None else set()
         attrs = self.g._node
         owned = [d.id for d in rec.defs if attrs.get(d.id, {}).get("path") == rec.path]
         for node in owned:
@@ -160,9 +194,14 @@ class GraphState:
         if keep is None and rec.path in self.g:
             self.g.remove_node(rec.path)
 
-    def _install(self, path: str, res: Resolution) -> None:
+    def _install(self, path: str, res: Resolution, blob: bytes | None = None) -> None:
         """Make ``path``'s edges those of ``res``: an edge it had already is updated in place
-        (after an edit that moved positions, most are), one it lost is removed."""
+        (after an edit that moved positions, most are), one it lost is removed. ``blob``:
+        ``res`` as a ``marshal``-ed ``ResolutionRow``, kept for the cache's next write."""
+        if blob is None:
+            self._res_blobs.pop(path, None)
+        else:
+            self._res_blobs[path] = blob
         g = self.g
         attrs = g._node
         succ = g._succ
@@ -195,7 +234,7 @@ class GraphState:
                 edges.append((u, v, kind, {"kind": kind, "precision": precision, "occurrences": occ}))
             if kind in ranking.RANK_KINDS and u != v:
                 parts.append((u, v, len(occs)))
-        g.add_edges_from(edges)
+        self._add_edges(edges)
         self._resolved[path] = res
         if parts:
             weights = self.rank_weights
@@ -215,6 +254,7 @@ class GraphState:
                 del weights[(u, v)]
 
     def _forget_resolution(self, path: str) -> None:
+        self._res_blobs.pop(path, None)
         res = self._resolved.pop(path, None)
         if res is None:
             return

@@ -237,9 +237,9 @@ class GraphStore:
 def _file_row(
     graph: Graph, path: str, stat: Stat | None
 ) -> tuple[str, int | None, int | None, bytes, bytes]:
-    rec, res = graph.row(path)
+    rec, res = graph.blobs(path)
     size, mtime = stat if stat is not None else (None, None)
-    return (path, size, mtime, marshal.dumps(rec), marshal.dumps(res))
+    return (path, size, mtime, rec, res)
 
 
 def save(graph: Graph, path: str) -> None:

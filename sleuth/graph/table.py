@@ -10,11 +10,27 @@ resolving it or a file that reads it, ``Graph.record``. ``resolution_to_row``/
 from __future__ import annotations
 
 from collections.abc import Iterator, MutableMapping
+from typing import NamedTuple
 
-from sleuth.graph.records import FileRecord, RecordRow, record_from_row, record_to_row
+from sleuth.graph.records import (
+    DefRow,
+    FileRecord,
+    RecordRow,
+    RefRow,
+    def_rows,
+    record_from_row,
+    record_to_row,
+    ref_rows,
+)
 from sleuth.graph.resolve import EdgeKey, Occ, Resolution
 
-__all__ = ["RecordTable", "ResolutionRow", "resolution_to_row", "resolution_from_row"]
+__all__ = [
+    "RecordTable",
+    "NewVersion",
+    "ResolutionRow",
+    "resolution_to_row",
+    "resolution_from_row",
+]
 
 ResolutionRow = tuple[
     tuple[tuple[str, str, str, tuple[Occ, ...]], ...], tuple[str, ...], tuple[str, ...], int
@@ -41,16 +57,31 @@ class RecordTable(MutableMapping[str, FileRecord]):
     def __init__(self) -> None:
         self._done: dict[str, FileRecord] = {}
         self._raw: dict[str, RecordRow] = {}
+        self._blobs: dict[str, bytes] = {}  # path -> its row ``marshal``-ed, until written
 
-    def put_row(self, path: str, row: RecordRow) -> None:
-        """Hold ``path``'s record as a row (decoded on first access)."""
+    def put_row(self, path: str, row: RecordRow, blob: bytes | None = None) -> None:
+        """Hold ``path``'s record as a row (decoded on first access); ``blob``: the row as
+        ``marshal`` wrote it, kept for the cache's next write (``take_blob``)."""
         self._done.pop(path, None)
         self._raw[path] = row
+        if blob is None:
+            self._blobs.pop(path, None)
+        else:
+            self._blobs[path] = blob
+
+    def take_blob(self, path: str) -> bytes | None:
+        """``path``'s row as ``marshal``-ed when it was put, if still that row (given once)."""
+        return self._blobs.pop(path, None)
 
     def row(self, path: str) -> RecordRow:
         """``path``'s record as a row, without decoding it; KeyError when absent."""
         raw = self._raw.get(path)
         return raw if raw is not None else record_to_row(self._done[path])
+
+    def uses(self, path: str) -> tuple[RefRow, ...]:
+        """``path``'s uses as ``RefRow`` tuples, without decoding a row; KeyError when absent."""
+        raw = self._raw.get(path)
+        return raw[5] if raw is not None else ref_rows(self._done[path])
 
     def raw(self, path: str) -> RecordRow | None:
         """``path``'s record as the row it was loaded as, if not decoded yet (else None)."""
@@ -66,6 +97,7 @@ class RecordTable(MutableMapping[str, FileRecord]):
         if rec is None:
             rec = record_from_row(path, self._raw[path])
             del self._raw[path]
+            self._blobs.pop(path, None)
             self._done[path] = rec
         return rec
 
@@ -77,9 +109,11 @@ class RecordTable(MutableMapping[str, FileRecord]):
 
     def __setitem__(self, path: str, rec: FileRecord) -> None:
         self._raw.pop(path, None)
+        self._blobs.pop(path, None)
         self._done[path] = rec
 
     def __delitem__(self, path: str) -> None:
+        self._blobs.pop(path, None)
         if self._done.pop(path, None) is None:
             del self._raw[path]
 
@@ -91,3 +125,24 @@ class RecordTable(MutableMapping[str, FileRecord]):
 
     def __len__(self) -> int:
         return len(self._done) + len(self._raw)
+
+
+class NewVersion(NamedTuple):
+    """What an update reads of a file's new version, from a record or from a record row
+    alike (its declarations as rows)."""
+
+    lang: str
+    stamp: str
+    complete: bool
+    reason: str | None
+    defs: tuple[DefRow, ...]
+    refs: object
+
+    @classmethod
+    def record(cls, rec: FileRecord) -> NewVersion:
+        """The new version ``rec``."""
+        return cls(rec.lang, rec.stamp, rec.complete, rec.reason, def_rows(rec), None)
+
+    def def_ids(self) -> set[str]:
+        """The ids of its declarations."""
+        return {d[0] for d in self.defs}

@@ -28,10 +28,11 @@ from __future__ import annotations
 import bisect
 import contextlib
 import gc
+import marshal
 import multiprocessing
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from itertools import compress, count
@@ -39,12 +40,13 @@ from operator import is_not
 from typing import Any
 
 from sleuth.ast_search import TreeCache, language_for_path
-from sleuth.ast_search.tags import FileTags, extract_tags, tags_supported
+from sleuth.ast_search.tags import FileTags, extract_tag_tuples, extract_tags, tags_supported
 from sleuth.ast_search.tags_update import tags_of
 from sleuth.errors import NotFound
 from sleuth.graph import DEFAULT_CACHE, FileRecord, Graph, GraphStore, make_record
 from sleuth.graph.queries import file_declarations_json
-from sleuth.graph.records import RecordRow, record_from_row, record_to_row
+from sleuth.graph.records import record_row, record_to_row
+from sleuth.graph.workers import can_fork, worker_count
 from sleuth.query.symbols_mode import SymbolSource, TagsCache
 from sleuth.workspace import FileEntry, FileText, Workspace
 
@@ -56,6 +58,7 @@ POOL_MIN_FILES = 256
 FREEZE_MIN_FILES = 256
 """A graph loaded or built with at least this many files is frozen out of full collections."""
 _CHUNK = 48
+_MIN_CHUNK = 4
 _RACY_NS = 2_000_000_000
 """A file modified this recently may change again within its mtime's granularity unseen:
 its stat signature is not trusted (it is re-read and re-hashed until it is older)."""
@@ -120,6 +123,24 @@ class GraphKeeper:
         generation = self._ws.generation
         if self._graph is not None and generation is not None and generation == self._synced_at:
             return self._graph
+        # The cyclic collector stays off for the sync: a load or a build allocates millions of
+        # small acyclic objects, and whatever collection came first after it (re-enabled
+        # before the graph is frozen) would walk them all once more — 0.2-0.4 s on Django.
+        was_enabled = gc.isenabled()
+        gc.disable()
+        try:
+            return self._sync(tags, trees, files, generation)
+        except BaseException:
+            # half synced (the stat signatures already say "seen"): the next query starts
+            # again from the cache, which only ever holds whole updates
+            self._graph = None
+            raise
+        finally:
+            if was_enabled:
+                gc.enable()
+
+    def _sync(self, tags: TagsCache, trees: TreeCache | None, files: Sequence[FileEntry],
+              generation: int | None) -> Graph:
         loaded = False
         if self._graph is None:
             self._graph, self._stats, self._listing = Graph(), {}, None
@@ -128,12 +149,14 @@ class GraphKeeper:
                 self._stats = {p: s for p, s in stats.items() if self._graph.has_file(p)}
                 loaded = self._graph.file_count() >= FREEZE_MIN_FILES
         graph = self._graph
-        changes, touched = self._changes(graph, files, tags, trees)
-        if changes:
-            graph.apply(changes)
-        if loaded or len(changes) >= FREEZE_MIN_FILES:
+        changes, touched, pooled = self._changes(graph, files, tags, trees)
+        if pooled:  # taken in as the workers tag them
+            graph.apply(_tag_stream(changes, pooled, tags, trees), parallel=True)
+        elif changes:
+            graph.apply(changes, parallel=True)
+        if loaded or len(changes) + len(pooled) >= FREEZE_MIN_FILES:
             self._freeze()
-        if changes or touched:
+        if changes or pooled or touched:
             with contextlib.suppress(OSError):
                 self._ws.state_dir  # noqa: B018 - creates .sleuth/ with its .gitignore
                 self._store.write(graph, self._stats, touched)
@@ -172,8 +195,9 @@ class GraphKeeper:
 
     def _changes(
         self, graph: Graph, files: Sequence[FileEntry], tags: TagsCache, trees: TreeCache | None
-    ) -> tuple[dict[str, FileRecord | None], list[str]]:
-        """Records of the files whose content changed (None: gone), and files only touched."""
+    ) -> tuple[dict[str, FileRecord | None], list[str], list[tuple[FileText, str]]]:
+        """Records of the files whose content changed (None: gone), files only touched, and
+        the changed files left to tag in worker processes (many: a cold build)."""
         stats = self._stats
         racy = time.time_ns() - _RACY_NS
         jobs: list[tuple[FileText, str]] = []
@@ -214,22 +238,12 @@ class GraphKeeper:
                     if path not in seen:
                         changes[path] = None
                         stats.pop(path, None)
-        if len(jobs) >= POOL_MIN_FILES and _can_fork():
-            with contextlib.suppress(OSError, BrokenProcessPool):  # then tag them here
-                changes.update(_tag_in_pool(jobs))
-                jobs = []
+        if len(jobs) >= POOL_MIN_FILES and can_fork():
+            return changes, touched, jobs
         for ft, lang in jobs:
             file_tags, data = _tags_of(ft, lang, tags, trees)
             changes[ft.path] = make_record(file_tags, data, ft.stamp)
-        return changes, touched
-
-
-def _can_fork() -> bool:
-    """Worker processes are forked: a spawned one would re-run the caller's ``__main__``
-    (a script without a main guard would recurse), so without fork, tagging stays here.
-    Forking beside the watcher thread is as safe as ``ProcessPoolExecutor``'s own default,
-    which forks beside its management thread: the children only tag bytes and return rows."""
-    return (os.cpu_count() or 1) > 1 and "fork" in multiprocessing.get_all_start_methods()
+        return changes, touched, []
 
 
 def _tags_of(
@@ -244,30 +258,56 @@ def _tags_of(
     return tags.get(ft, lang, None), ft.data
 
 
-def _tag_chunk(jobs: list[_Job]) -> list[tuple[str, RecordRow]]:
-    """Tag files in a worker process: each file's record as plain rows (cheap to send back)."""
+def _tag_chunk(jobs: list[_Job]) -> list[tuple[str, bytes]]:
+    """Tag files in a worker process: each file's record row as the graph cache stores it
+    (``marshal``-ed: quick to send back and read, and the cache writes these very bytes)."""
     out = []
     for path, lang, data, stamp in jobs:
-        file_tags, _ = _tags_of(FileText(path, data, stamp), lang, None, None)
-        out.append((path, record_to_row(make_record(file_tags, data, stamp))))
+        if tags_supported(lang):  # as tuples: no SymbolDef/SymbolRef objects on the way
+            name, defs, refs, complete, reason = extract_tag_tuples(path, data, lang)
+            row = record_row(name, stamp, complete, reason, defs, refs, data)
+        else:
+            file_tags, _ = _tags_of(FileText(path, data, stamp), lang, None, None)
+            row = record_to_row(make_record(file_tags, data, stamp))
+        out.append((path, marshal.dumps(row)))
     return out
 
 
-def _tag_in_pool(jobs: list[tuple[FileText, str]]) -> dict[str, FileRecord | None]:
-    """Tag many files on every core (a cold build); records in the order of ``jobs``."""
-    workers = min(os.cpu_count() or 1, 8)
-    # Largest files first, in small chunks, so no worker is left with a long tail.
-    ordered = sorted(jobs, key=lambda j: -len(j[0].data))
-    chunks = [
-        [(ft.path, lang, ft.data, ft.stamp) for ft, lang in ordered[i : i + _CHUNK]]
-        for i in range(0, len(ordered), _CHUNK)
-    ]
-    rows: dict[str, RecordRow] = {}
+def _tag_stream(
+    first: dict[str, FileRecord | None],
+    jobs: list[tuple[FileText, str]],
+    tags: TagsCache,
+    trees: TreeCache | None,
+) -> Iterator[tuple[str, FileRecord | bytes | None]]:
+    """``first``, then the files of ``jobs`` tagged on every core, in order, as they come;
+    if the pool cannot start or breaks, the files not tagged yet are tagged here."""
+    yield from first.items()
+    done = 0
+    with contextlib.suppress(OSError, BrokenProcessPool):
+        for item in _tag_in_pool(jobs):
+            yield item
+            done += 1
+    for ft, lang in jobs[done:]:
+        file_tags, data = _tags_of(ft, lang, tags, trees)
+        yield ft.path, make_record(file_tags, data, ft.stamp)
+
+
+def _tag_in_pool(jobs: list[tuple[FileText, str]]) -> Iterator[tuple[str, bytes]]:
+    """Tag many files in forked workers: each file's ``marshal``-ed record row, in the order
+    of ``jobs`` (the graph keeps them as rows: they are never decoded into records)."""
+    workers = worker_count()
+    # In order (the graph takes files in as they come, and its node order is the listing's),
+    # in chunks that shrink towards the end so that no worker is left with a long tail.
+    chunks: list[list[_Job]] = []
+    i = 0
+    while i < len(jobs):
+        size = max(_MIN_CHUNK, min(_CHUNK, (len(jobs) - i) // (4 * workers)))
+        chunks.append([(ft.path, lang, ft.data, ft.stamp) for ft, lang in jobs[i : i + size]])
+        i += size
     ctx = multiprocessing.get_context("fork")
     with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
         for done in pool.map(_tag_chunk, chunks):
-            rows.update(done)
-    return {ft.path: record_from_row(ft.path, rows[ft.path]) for ft, _ in jobs}
+            yield from done
 
 
 def _at_name(node: Any) -> tuple[int, int]:

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field, replace
 
 from sleuth.graph.build import Graph
 from sleuth.graph.records import FileRecord, FileTags, make_record
+from sleuth.write_behind import WriteBehind
 
 __all__ = [
     "GraphStore",
@@ -76,6 +77,9 @@ class GraphStore:
         self.path = path
         self._db: sqlite3.Connection | None = None
         self._epoch: str | None = None  # the epoch this process's state matches; None: unknown
+        # ``write(behind=True)``: rows taken from the graph at once, stored by a background
+        # thread; every other use of the connection waits for it
+        self._behind = WriteBehind("graph cache")
 
     # -- connection ---------------------------------------------------------------------------
 
@@ -98,7 +102,8 @@ class GraphStore:
         return self._db
 
     def close(self) -> None:
-        """Close the connection (a later call reopens it)."""
+        """Wait for a pending write, close the connection (a later call reopens it)."""
+        self._behind.wait()
         if self._db is not None:
             with contextlib.suppress(sqlite3.Error):
                 self._db.close()
@@ -120,6 +125,7 @@ class GraphStore:
 
     def load(self) -> tuple[Graph, dict[str, Stat]]:
         """The cached graph and each file's stat signature; empty when nothing usable is there."""
+        self._behind.wait()
         if not os.path.exists(self.path):
             return Graph(), {}
         was_enabled = gc.isenabled()
@@ -167,6 +173,7 @@ class GraphStore:
         touched: Iterable[str] = (),
         *,
         full: bool = False,
+        behind: bool = False,
     ) -> int:
         """Store what changed in ``graph`` since the last write; returns the rows written.
 
@@ -174,15 +181,43 @@ class GraphStore:
         only have their signature updated. Every row is rewritten when ``full``, when the file
         holds another process's (or version's) state, or after a failed write. Errors are
         swallowed (a cache write is only lost speed) and the next write is then a full one.
+
+        ``behind``: the rows are taken from the graph now and stored by a background thread
+        (an edit's few rows while the query goes on answering); a write that finds it would
+        have to rewrite every row is left to the next write, made here.
         """
+        self._behind.wait()
         stats = stats or {}
         changed, gone, semantic = graph.take_changes()
         touched = [p for p in touched if p not in changed]
         full = full or self._epoch is None  # this store never wrote or read a consistent state
         if not (changed or gone or semantic is not None or touched or full):
             return 0
+        if behind and not full:
+            rows = _Rows.of(graph, stats, changed, gone, semantic, touched)
+
+            def unless_moved(db: sqlite3.Connection) -> _Rows | None:
+                # another process (or a failed write) moved the file on since: these rows
+                # alone would mix two states, so the next write (made here) rewrites them all
+                same = self._epoch is not None and self._meta(db, "epoch") == self._epoch
+                return rows if same else None
+
+            self._behind.submit(self.path, lambda: self._store(unless_moved))
+            return len(changed)
+
+        def rows_of(db: sqlite3.Connection) -> _Rows:
+            if full or self._epoch is None or self._meta(db, "epoch") != self._epoch:
+                db.execute("DELETE FROM files")
+                every = set(graph.files())
+                return _Rows.of(graph, stats, every, set(), graph.semantic_edges(), touched)
+            return _Rows.of(graph, stats, changed, gone, semantic, touched)
+
+        return self._store(rows_of)
+
+    def _store(self, rows_of: Callable[[sqlite3.Connection], _Rows | None]) -> int:
+        """One transaction: the rows ``rows_of`` gives (None: nothing, rolled back)."""
         try:
-            return self._write(graph, stats, changed, gone, semantic, touched, full)
+            return self._transaction(rows_of)
         except sqlite3.Error:
             with contextlib.suppress(sqlite3.Error):
                 if self._db is not None and self._db.in_transaction:
@@ -190,16 +225,7 @@ class GraphStore:
             self._epoch = None
             return 0
 
-    def _write(
-        self,
-        graph: Graph,
-        stats: Mapping[str, Stat],
-        changed: set[str],
-        gone: set[str],
-        semantic: dict[tuple[str, str, str], str] | None,
-        touched: list[str],
-        full: bool,
-    ) -> int:
+    def _transaction(self, rows_of: Callable[[sqlite3.Connection], _Rows | None]) -> int:
         try:
             db = self._connect()
             db.execute("BEGIN IMMEDIATE")
@@ -207,31 +233,55 @@ class GraphStore:
             self._discard()  # not a database (or a broken one): start a new file
             db = self._connect()
             db.execute("BEGIN IMMEDIATE")
-        if full or self._epoch is None or self._meta(db, "epoch") != self._epoch:
-            db.execute("DELETE FROM files")
-            changed, gone, semantic = set(graph.files()), set(), graph.semantic_edges()
-        db.executemany("DELETE FROM files WHERE path = ?", ((p,) for p in sorted(gone)))
-        db.executemany(
-            "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?)",
-            (_file_row(graph, p, stats.get(p)) for p in sorted(changed)),
-        )
-        db.executemany(
-            "UPDATE files SET size = ?, mtime_ns = ? WHERE path = ?",
-            ((*stats[p], p) if p in stats else (None, None, p) for p in touched),
-        )
-        if semantic is not None:
-            db.execute("DELETE FROM semantic")
-            db.executemany(
-                "INSERT INTO semantic VALUES (?, ?, ?, ?)",
-                ((u, v, k, o) for (u, v, k), o in sorted(semantic.items())),
-            )
+        rows = rows_of(db)
+        if rows is None:
+            db.execute("ROLLBACK")
+            self._epoch = None
+            return 0
+        rows.insert(db)
         epoch = uuid.uuid4().hex
         db.executemany(
             "INSERT OR REPLACE INTO meta VALUES (?, ?)", (("format", _FORMAT), ("epoch", epoch))
         )
         db.execute("COMMIT")
         self._epoch = epoch
-        return len(changed)
+        return len(rows.files)
+
+
+@dataclass
+class _Rows:
+    """What one write stores, taken from the graph: whole file rows, the paths of files gone,
+    the signatures of files only touched, and the confirmed edges (None: unchanged)."""
+
+    files: list[tuple[str, int | None, int | None, bytes, bytes]]
+    gone: list[str]
+    touched: list[tuple[int | None, int | None, str]]
+    semantic: list[tuple[str, str, str, str]] | None
+
+    @classmethod
+    def of(
+        cls,
+        graph: Graph,
+        stats: Mapping[str, Stat],
+        changed: set[str],
+        gone: set[str],
+        semantic: dict[tuple[str, str, str], str] | None,
+        touched: list[str],
+    ) -> _Rows:
+        return cls(
+            [_file_row(graph, p, stats.get(p)) for p in sorted(changed)],
+            sorted(gone),
+            [(*stats[p], p) if p in stats else (None, None, p) for p in touched],
+            None if semantic is None else [(u, v, k, o) for (u, v, k), o in sorted(semantic.items())],
+        )
+
+    def insert(self, db: sqlite3.Connection) -> None:
+        db.executemany("DELETE FROM files WHERE path = ?", ((p,) for p in self.gone))
+        db.executemany("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?)", self.files)
+        db.executemany("UPDATE files SET size = ?, mtime_ns = ? WHERE path = ?", self.touched)
+        if self.semantic is not None:
+            db.execute("DELETE FROM semantic")
+            db.executemany("INSERT INTO semantic VALUES (?, ?, ?, ?)", self.semantic)
 
 
 def _file_row(

@@ -159,7 +159,7 @@ class GraphKeeper:
         if changes or pooled or touched:
             with contextlib.suppress(OSError):
                 self._ws.state_dir  # noqa: B018 - creates .sleuth/ with its .gitignore
-                self._store.write(graph, self._stats, touched)
+                self._store.write(graph, self._stats, touched, behind=True)
         self._synced_at = generation
         return graph
 

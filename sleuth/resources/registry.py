@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from sleuth.errors import Internal
-from sleuth.resources.write_behind import WriteBehind
+from sleuth.write_behind import WriteBehind
 
 __all__ = ["Registry", "ResultRow", "MatchRow", "SCHEMA_VERSION"]
 

@@ -10,7 +10,7 @@ import pytest
 from sleuth import Workbench
 from sleuth.errors import Internal
 from sleuth.resources.registry import WRITE_BEHIND_ROWS, MatchRow, Registry, ResultRow
-from sleuth.resources.write_behind import WriteBehind
+from sleuth.write_behind import WriteBehind
 from tests.conftest import MakeWorkspace
 
 

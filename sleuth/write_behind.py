@@ -1,7 +1,8 @@
 """Writes that finish after the answer: background threads, run one after another.
 
 The result registry registers a large answer while the caller already shows its first page
-(``Registry.put_result``). Each write runs on a thread of its own that first waits for the
+(``Registry.put_result``); the graph cache stores an edit's rows while the query that noticed
+the edit goes on answering (``GraphStore.write(behind=True)``). Each write runs on a thread of its own that first waits for the
 write before it, so writes land in the order they were submitted; a reader that needs a
 pending write's rows waits for it (``wait(key)``), one that needs everything waits for all
 (``wait()``). A failed write is reported by the next wait, in the waiter's thread, as
@@ -39,7 +40,7 @@ class WriteBehind:
         with self._lock:
             return key in self._pending
 
-    def submit(self, key: str, write: Callable[[], None]) -> None:
+    def submit(self, key: str, write: Callable[[], object]) -> None:
         """Run ``write`` on a new thread once every earlier write is done."""
         with self._lock:
             before = self._last
@@ -50,7 +51,7 @@ class WriteBehind:
             self._last = thread
         thread.start()
 
-    def _run(self, before: threading.Thread | None, key: str, write: Callable[[], None]) -> None:
+    def _run(self, before: threading.Thread | None, key: str, write: Callable[[], object]) -> None:
         self._local.writer = True
         try:
             if before is not None:

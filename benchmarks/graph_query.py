@@ -20,17 +20,18 @@ never touch the shared corpus):
   queries), which changes nothing but the request's identity, so the result registry cannot
   hand back a stored answer (an exclude glob would do that too, but would also miss the
   workspace's listing cache);
-* **edit -> next query** -- a function appended to one file from outside, and apart from that
-  a body edit (a comment before the first line: every position moves, no declaration does)
-  (``--edits`` files:
-  the file of the top-ranked declaration, a hub many files import, then the files with the
-  most declarations), then the time of the next ``graph:PATH`` of that file. The watching
+* **edit -> next query** -- edits of one file from outside (``--edits`` files: the file of the
+  top-ranked declaration, a hub many files import, then the files with the most declarations),
+  then the time of the next ``graph:PATH`` of that file: first a function appended (the file's
+  first edit in that Workbench: no tree of it is kept yet, so it is parsed and tagged whole),
+  then ``--edit-rounds`` body edits (a comment before the first line: every position moves, no
+  declaration does) and as many appended functions (each the median per file). The watching
   Workbench is first given the time its watcher needs to notice the write (reported apart; an
   edit through ``Workbench.replace`` is not seen any sooner: the edit layer does not move the
   workspace generation, tests/e2e/test_graph_e2e.py has the regression test);
-* **update alone** -- after one more body edit, noticed by the watching Workbench, the time its
-  graph takes the edit in (``GraphKeeper.graph``: re-tag, re-resolve, the cache row) before any
-  answer is built: the part of the next query that is the update itself.
+* **update alone** -- after ``--edit-rounds`` more body edits, noticed by the watching
+  Workbench, the time its graph takes each edit in (``GraphKeeper.graph``: re-tag, re-resolve,
+  the cache row) before any answer is built: the part of the next query that is the update.
 
 Each tree runs in a child process of its own so the RSS figures do not mix. Targets (issue 7):
 cold build no slower than parsing the files once, edit -> next query < 100 ms, warm queries
@@ -260,7 +261,35 @@ def profile(label: str, fn: Callable[[], Any]) -> None:
     pstats.Stats(prof, stream=sys.stderr).sort_stats("cumulative").print_stats(25)
 
 
-def measure(label: str, source: Path, rounds: int, edits: int, trace: bool, prof: bool) -> dict[str, Any]:
+def edit_series(
+    wb: Workbench, root: Path, targets: list[tuple[str, str]], rounds: int, face: str
+) -> dict[str, list[float]]:
+    """Per edited file (ms): its first edit in this workbench (a function appended: no tree of
+    it is kept yet, so it is parsed and tagged whole), then the median of ``rounds`` body
+    edits and of ``rounds`` more appended functions (re-tagged where they touch), and the
+    watcher's latency."""
+    out: dict[str, list[float]] = {f"first_{face}_ms": [], f"edit_{face}_ms": [],
+                                   f"body_{face}_ms": [], f"watcher_{face}_ms": []}
+    for p, n in targets:
+        first, noticed = edit_then_query(wb, root, p, n)
+        out[f"first_{face}_ms"].append(first * 1000)
+        body, new, seen = [], [], [noticed]
+        for _ in range(rounds):
+            t, w = edit_then_query(wb, root, p, n, body=True)
+            body.append(t)
+            seen.append(w)
+            t, w = edit_then_query(wb, root, p, n)
+            new.append(t)
+            seen.append(w)
+        out[f"body_{face}_ms"].append(statistics.median(body) * 1000)
+        out[f"edit_{face}_ms"].append(statistics.median(new) * 1000)
+        out[f"watcher_{face}_ms"].append(statistics.median(seen) * 1000)
+    return out
+
+
+def measure(
+    label: str, source: Path, rounds: int, edits: int, trace: bool, prof: bool, edit_rounds: int = 3
+) -> dict[str, Any]:
     """Everything for one tree, on a private copy (run in a child process)."""
     out: dict[str, Any] = {"tree": label}
     with tempfile.TemporaryDirectory(prefix="sleuth-graph-bench-") as tmp:
@@ -293,22 +322,17 @@ def measure(label: str, source: Path, rounds: int, edits: int, trace: bool, prof
         out["warm"] = warm(wb, path, node_id, rounds)
         targets = edit_targets(wb, files, path, edits)
         out["edit_files"] = [p for p, _ in targets]
-        out["edit_unwatched_ms"] = [edit_then_query(wb, root, p, n)[0] * 1000 for p, n in targets]
-        out["body_unwatched_ms"] = [
-            edit_then_query(wb, root, p, n, body=True)[0] * 1000 for p, n in targets
-        ]
+        out.update(edit_series(wb, root, targets, edit_rounds, "unwatched"))
         watched = Workbench(root, servers=False, watch=True)
         watched.search("graph:", limit=20)
         time.sleep(1.0)  # the watcher's watches in place: its generation becomes trustworthy
         watched.search("graph:", limit=20, depth=nonce())
         out["warm_watched"] = warm(watched, path, node_id, rounds)
-        timings = [edit_then_query(watched, root, p, n) for p, n in targets]
-        out["edit_watched_ms"] = [t * 1000 for t, _ in timings]
-        out["watcher_ms"] = [w * 1000 for _, w in timings]
-        out["body_watched_ms"] = [
-            edit_then_query(watched, root, p, n, body=True)[0] * 1000 for p, n in targets
+        out.update(edit_series(watched, root, targets, edit_rounds, "watched"))
+        out["update_watched_ms"] = [
+            statistics.median(edit_then_update(watched, root, p) * 1000 for _ in range(edit_rounds))
+            for p, _ in targets
         ]
-        out["update_watched_ms"] = [edit_then_update(watched, root, p) * 1000 for p, _ in targets]
         if prof:
             fresh = Path(tmp) / "fresh"
             shutil.copytree(root, fresh, symlinks=True, ignore=shutil.ignore_patterns(".sleuth"))
@@ -326,7 +350,7 @@ def measure(label: str, source: Path, rounds: int, edits: int, trace: bool, prof
 
 def run_child(label: str, path: Path, args: argparse.Namespace, trace: bool) -> dict[str, Any]:
     cmd = [sys.executable, __file__, "--one", str(path), "--label", label, "--rounds", str(args.rounds),
-           "--edits", str(args.edits)]
+           "--edits", str(args.edits), "--edit-rounds", str(args.edit_rounds)]
     if trace:
         cmd.append("--trace-run")
     if args.profile and not trace:
@@ -361,23 +385,23 @@ def markdown(results: list[dict[str, Any]]) -> str:
     rows += [
         "",
         "| tree | face | `graph:PATH` (ms) | `graph:#ID` (ms) | `graph:` top 20 (ms) | "
-        "new function -> next `graph:PATH` (ms) | body edit -> next `graph:PATH` (ms) |",
-        "|---|---|---|---|---|---|---|",
+        "first edit of a file -> next `graph:PATH` (ms) | new function -> next `graph:PATH` (ms) | "
+        "body edit -> next `graph:PATH` (ms) |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for r in results:
-        for face, w, e, b in (
-            ("unwatched, edit written from outside", r["warm"], r["edit_unwatched_ms"],
-             r["body_unwatched_ms"]),
-            ("watching (`watch=True`), edit noticed by the watcher", r["warm_watched"],
-             r["edit_watched_ms"], r["body_watched_ms"]),
+        for face, key, w in (
+            ("unwatched, edit written from outside", "unwatched", r["warm"]),
+            ("watching (`watch=True`), edit noticed by the watcher", "watched", r["warm_watched"]),
         ):
             rows.append(f"| {r['tree']} | {face} | {w['graph:PATH']:.0f} | {w['graph:#ID']:.0f} | "
-                        f"{w['graph:']:.0f} | {fmt_ms(e)} | {fmt_ms(b)} |")
+                        f"{w['graph:']:.0f} | {fmt_ms(r[f'first_{key}_ms'])} | "
+                        f"{fmt_ms(r[f'edit_{key}_ms'])} | {fmt_ms(r[f'body_{key}_ms'])} |")
     rows.append("")
     rows += [f"Graph update alone after a body edit (watching; re-tag, re-resolve, cache row, no "
              f"answer), {r['tree']}: {fmt_ms(r['update_watched_ms'])} ms." for r in results
              if "update_watched_ms" in r]
-    rows += [f"Watcher latency (write -> generation moves), {r['tree']}: {fmt_ms(r['watcher_ms'])} ms; "
+    rows += [f"Watcher latency (write -> generation moves), {r['tree']}: {fmt_ms(r['watcher_watched_ms'])} ms; "
              f"edited: {', '.join(r['edit_files'])}; top-ranked: {r['top']}." for r in results]
     return "\n".join(rows)
 
@@ -387,6 +411,7 @@ def main() -> None:
     ap.add_argument("--tree", action="append", help="django, kernel-net or a folder (repeatable)")
     ap.add_argument("--rounds", type=int, default=5, help="warm rounds per query (median)")
     ap.add_argument("--edits", type=int, default=3, help="files edited for the update timing")
+    ap.add_argument("--edit-rounds", type=int, default=3, help="edits of each kind per file (median)")
     ap.add_argument("--tracemalloc", action="store_true", help="also trace the cold build's heap")
     ap.add_argument("--profile", action="store_true", help="cProfile warm and incremental queries")
     ap.add_argument("--markdown", action="store_true")
@@ -395,7 +420,8 @@ def main() -> None:
     ap.add_argument("--trace-run", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.one:
-        res = measure(args.label or args.one, Path(args.one), args.rounds, args.edits, args.trace_run, args.profile)
+        res = measure(args.label or args.one, Path(args.one), args.rounds, args.edits, args.trace_run,
+                      args.profile, args.edit_rounds)
         print(json.dumps(res))
         return
     results = []

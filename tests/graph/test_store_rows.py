@@ -109,7 +109,8 @@ def test_a_damaged_or_old_cache_loads_empty_and_is_rebuilt(tmp_path: Path, damag
     assert load(str(cache)).snapshot() == graph.snapshot()
 
 
-def test_another_writer_forces_a_full_rewrite(tmp_path: Path) -> None:
+@pytest.mark.parametrize("behind", [False, True])
+def test_another_writer_forces_a_full_rewrite(tmp_path: Path, behind: bool) -> None:
     cache = str(tmp_path / "graph.db")
     Graph.save(build_py(PY), cache)
     first, second = GraphStore(cache), GraphStore(cache)
@@ -118,8 +119,13 @@ def test_another_writer_forces_a_full_rewrite(tmp_path: Path) -> None:
     text = "def helper(x):\n    return 0\n"
     theirs.update_file(py_tags("pkg/util.py", text), text.encode())
     assert second.write(theirs) >= 1
+    second.close()
     extra = "x = 1\n"
     mine.update_file(py_tags("new.py", extra), extra.encode())
+    if behind:  # made behind, the write finds the other's epoch and stores nothing of its own
+        first.write(mine, behind=True)
+        first._behind.wait()
+        assert load(cache).snapshot() == build_py({**PY, "pkg/util.py": text}).snapshot()
     assert first.write(mine) == len(PY) + 1  # its state replaces the other's as a whole
     assert load(cache).snapshot() == build_py({**PY, "new.py": extra}).snapshot()
 
@@ -152,9 +158,13 @@ def test_a_loaded_graph_ranks_like_the_one_saved(tmp_path: Path) -> None:
 edit = st.tuples(st.sampled_from(PATHS), st.integers(min_value=0, max_value=3))
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(edit, min_size=1, max_size=6))
-def test_incremental_writes_load_as_a_full_rebuild(steps: list[tuple[str, int]]) -> None:
+@pytest.mark.parametrize("behind", [False, True])
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(steps=st.lists(edit, min_size=1, max_size=6))
+def test_incremental_writes_load_as_a_full_rebuild(behind: bool, steps: list[tuple[str, int]]) -> None:
+    """Each write stores only what changed, and the cache loads as a full rebuild's graph.
+    ``behind=True`` (a watching face's edits): each write's rows are taken at once and stored
+    by a thread while the next edit changes the graph; closing the store waits for them."""
     import tempfile
 
     state: dict[str, str | None] = {p: v[0] for p, v in VARIANTS.items()}
@@ -167,12 +177,15 @@ def test_incremental_writes_load_as_a_full_rebuild(steps: list[tuple[str, int]])
             versions = VARIANTS[path]
             state[path] = versions[choice % len(versions)]
             _apply(graph, path, state[path])
-            store.write(graph)
+            store.write(graph, behind=behind)
+            if behind:
+                continue
             expected = build_py(_current(state))
             loaded = load(cache)
             assert loaded.snapshot() == expected.snapshot()
             assert _ranked(graph) == _ranked(expected) == _ranked(loaded)
-        store.close()
+        store.close()  # waits for a write made behind
+        assert load(cache).snapshot() == build_py(_current(state)).snapshot()
 
 
 def test_a_confirmation_alone_is_written_and_survives_a_load(tmp_path: Path) -> None:
@@ -184,44 +197,3 @@ def test_a_confirmation_alone_is_written_and_survives_a_load(tmp_path: Path) -> 
     graph.mark_semantic(run, helper)
     assert store.write(graph) == 0  # no file row changes, only the confirmed edges
     assert load(cache).g.edges[run, helper, "calls"]["precision"] == "semantic"
-
-
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(edit, min_size=1, max_size=6))
-def test_writes_made_behind_load_as_a_full_rebuild(steps: list[tuple[str, int]]) -> None:
-    """``behind=True`` (a watching face's edits): each write's rows are taken at once, so the
-    next edit may change the graph while the thread stores them; a load waits for them."""
-    import tempfile
-
-    state: dict[str, str | None] = {p: v[0] for p, v in VARIANTS.items()}
-    with tempfile.TemporaryDirectory() as tmp:
-        cache = str(Path(tmp) / "graph.db")
-        graph = build_py(_current(state))
-        store = GraphStore(cache)
-        store.write(graph)
-        for path, choice in steps:
-            versions = VARIANTS[path]
-            state[path] = versions[choice % len(versions)]
-            _apply(graph, path, state[path])
-            store.write(graph, behind=True)
-        store.close()  # waits for the last write
-        assert load(cache).snapshot() == build_py(_current(state)).snapshot()
-
-
-def test_a_write_behind_never_mixes_with_another_writers_state(tmp_path: Path) -> None:
-    cache = str(tmp_path / "graph.db")
-    Graph.save(build_py(PY), cache)
-    first, second = GraphStore(cache), GraphStore(cache)
-    mine, _ = first.load()
-    theirs, _ = second.load()
-    text = "def helper(x):\n    return 0\n"
-    theirs.update_file(py_tags("pkg/util.py", text), text.encode())
-    second.write(theirs)
-    second.close()
-    extra = "x = 1\n"
-    mine.update_file(py_tags("new.py", extra), extra.encode())
-    first.write(mine, behind=True)  # finds the other's epoch: stores nothing of its own
-    first._behind.wait()
-    assert load(cache).snapshot() == build_py({**PY, "pkg/util.py": text}).snapshot()
-    assert first.write(mine) == len(PY) + 1  # so the next write replaces it as a whole
-    assert load(cache).snapshot() == build_py({**PY, "new.py": extra}).snapshot()

@@ -147,15 +147,26 @@ def test_a_failed_pool_resolves_in_process(monkeypatch: pytest.MonkeyPatch) -> N
     assert _state(_built(dict(records), parallel=True)) == _state(_built(dict(records)))
 
 
+def _old_trees(tmp_path: Path, *names: str) -> None:
+    """A copy of the project per name, old enough for the stat signatures to be trusted."""
+    old = time.time() - 3600
+    for name in names:
+        write_tree(tmp_path / name, SOURCES)
+        for path in SOURCES:
+            os.utime(tmp_path / name / path, (old, old))
+
+
+def _queries(wb: Workbench) -> list[Any]:
+    out = []
+    for query in ("graph:", "graph:chain/m4.py", "graph:use.py", "graph:web/app.js"):
+        res = wb.search(query, limit=50).to_json()
+        out.append([(m["path"], m["line"], m["graph"]) for m in res["matches"]])
+    return out
+
+
 def _answers(root: Path) -> Any:
-    wb = Workbench(root, servers=False)
-    try:
-        out = []
-        for query in ("graph:", "graph:chain/m4.py", "graph:use.py", "graph:web/app.js"):
-            res = wb.search(query, limit=50).to_json()
-            out.append([(m["path"], m["line"], m["graph"]) for m in res["matches"]])
-    finally:
-        wb.close()
+    with Workbench(root, servers=False) as wb:
+        out = _queries(wb)
     graph, _ = GraphStore(str(root / ".sleuth" / "graph.db")).load()
     return out, _state(graph)
 
@@ -164,11 +175,7 @@ def _answers(root: Path) -> Any:
 def test_a_keeper_build_in_workers_equals_one_in_process(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    old = time.time() - 3600
-    for name in ("pooled", "here"):
-        write_tree(tmp_path / name, SOURCES)
-        for path in SOURCES:  # old enough for their stat signatures to be trusted
-            os.utime(tmp_path / name / path, (old, old))
+    _old_trees(tmp_path, "pooled", "here")
     monkeypatch.setattr(graph_mode, "POOL_MIN_FILES", 10**9)
     monkeypatch.setattr(workers, "RESOLVE_POOL_MIN", 10**9)
     here = _answers(tmp_path / "here")
@@ -181,11 +188,7 @@ def test_a_keeper_build_in_workers_equals_one_in_process(
 def test_a_keeper_whose_tagging_pool_breaks_tags_the_rest_itself(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    old = time.time() - 3600
-    for name in ("broken", "here"):
-        write_tree(tmp_path / name, SOURCES)
-        for path in SOURCES:
-            os.utime(tmp_path / name / path, (old, old))
+    _old_trees(tmp_path, "broken", "here")
     monkeypatch.setattr(graph_mode, "POOL_MIN_FILES", 10**9)
     here = _answers(tmp_path / "here")
     real = graph_mode._tag_in_pool
@@ -207,11 +210,7 @@ def test_a_sync_that_fails_midway_leaves_no_half_graph(
     """A tagging error other than a broken pool (here: in-process, on the fifth file) fails the
     query; the next query of the same workbench answers as a fresh build does, with no file
     silently missing, and so does the cache it leaves."""
-    old = time.time() - 3600
-    for name in ("failed", "fresh"):
-        write_tree(tmp_path / name, SOURCES)
-        for path in SOURCES:
-            os.utime(tmp_path / name / path, (old, old))
+    _old_trees(tmp_path, "failed", "fresh")
     monkeypatch.setattr(graph_mode, "POOL_MIN_FILES", 10**9)
     fresh_answers, fresh_state = _answers(tmp_path / "fresh")
     real = graph_mode._tags_of
@@ -229,10 +228,7 @@ def test_a_sync_that_fails_midway_leaves_no_half_graph(
         with pytest.raises(MemoryError):
             wb.search("graph:")
         monkeypatch.setattr(graph_mode, "_tags_of", real)
-        again = []
-        for query in ("graph:", "graph:chain/m4.py", "graph:use.py", "graph:web/app.js"):
-            res = wb.search(query, limit=50).to_json()
-            again.append([(m["path"], m["line"], m["graph"]) for m in res["matches"]])
+        again = _queries(wb)
     assert len(calls) == 5 and again == fresh_answers
     graph, _ = GraphStore(str(root / ".sleuth" / "graph.db")).load()
     assert _state(graph) == fresh_state

@@ -372,11 +372,16 @@ class Graph(GraphState):
         return sorted(self._records)
 
     def incomplete(self) -> list[tuple[str, str | None]]:
-        """(path, reason) of every file the graph holds without all its declarations, sorted."""
-        nodes = self.g._node
-        return sorted(
-            (p, nodes[p].get("reason")) for p in self._records if not nodes[p].get("complete")
-        )
+        """(path, reason) of every file the graph holds without all its declarations, sorted
+        (kept per graph version: every answer about the whole graph asks)."""
+        memo = self._incomplete
+        if memo is None or memo[0] != self.version:
+            nodes = self.g._node
+            found = sorted(
+                (p, nodes[p].get("reason")) for p in self._records if not nodes[p].get("complete")
+            )
+            memo = self._incomplete = (self.version, found)
+        return list(memo[1])
 
     def stamp(self, path: str) -> str:
         """The stamp the graph holds for ``path`` (no record decoded); NotFound when absent."""

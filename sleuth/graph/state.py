@@ -57,6 +57,7 @@ class GraphState:
         self.rank_weights: dict[tuple[str, str], int] = {}
         self.version = 0
         self.rank_cache: Any = None
+        self._incomplete: tuple[int, list[tuple[str, str | None]]] | None = None  # per version
 
     # -- nodes and edges ----------------------------------------------------------------------
 

@@ -117,6 +117,11 @@ class FileText:
 
         ``lines`` is ``lines_of(start, end)`` when the caller has it already.
         """
+        long = 4 * SNIPPET_MAX  # bytes that hold at least SNIPPET_MAX characters
+        if end - start > long and self.data[end - 1] not in (10, 13):
+            # the hit alone is longer than a snippet (a whole declaration): its head is the
+            # snippet, whatever surrounds it, so the rest of it is never decoded
+            return _decode(self.data[start : start + long])[: SNIPPET_MAX - 1] + "…"
         line, end_line = self.lines_of(start, end) if lines is None else lines
         ls, _ = self.line_span(line)
         _, le = self.line_span(end_line)

@@ -166,3 +166,19 @@ def test_the_graph_path_answer_is_the_file_view_declaration_by_declaration(graph
             pending.extend(decl.members)
         assert file_declarations_json(graph, path) == expected, path
     assert any(file_declarations_json(graph, p) for p in graph.files())
+
+
+def test_the_incomplete_files_follow_every_update() -> None:
+    from sleuth.ast_search.tags import FileTags
+
+    graph = build_py(PY)
+    assert graph.incomplete() == []
+    graph.update_file(FileTags("big.py", "python", complete=False, reason="too large for tags"))
+    assert graph.incomplete() == [("big.py", "too large for tags")]
+    assert graph.incomplete() == [("big.py", "too large for tags")]  # asked again: the same
+    text = "x = 1\n"
+    graph.update_file(py_tags("big.py", text), text.encode())
+    assert graph.incomplete() == []
+    graph.update_file(FileTags("gen.py", "python", complete=False, reason="no tags"))
+    graph.remove_file("gen.py")
+    assert graph.incomplete() == []

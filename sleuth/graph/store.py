@@ -101,6 +101,10 @@ class GraphStore:
             self._db = db
         return self._db
 
+    def wait(self) -> None:
+        """Wait for a write made behind (``write(behind=True)``) to be stored."""
+        self._behind.wait()
+
     def close(self) -> None:
         """Wait for a pending write, close the connection (a later call reopens it)."""
         self._behind.wait()

@@ -389,8 +389,11 @@ def graph_answers(wb: Workbench, files: list[str]) -> Json:
     return out
 
 
-def cached_graph(root: Path) -> Graph:
-    """The graph as the workbench last saved it (``.sleuth/graph.db``)."""
+def cached_graph(root: Path, wb: Workbench | None = None) -> Graph:
+    """The graph as the workbench last saved it (``.sleuth/graph.db``; ``wb``, still open,
+    first stores the rows it writes behind)."""
+    if wb is not None and wb._engines.graph is not None:
+        wb._engines.graph._store.wait()
     graph = Graph.load(str(root / DEFAULT_CACHE))
     assert graph.files(), "the graph cache was written"
     return graph
@@ -424,7 +427,7 @@ def test_edit_updates_one_file_and_equals_a_full_rebuild(name: str, how: str, tm
     (path, pattern, new), (out_path, content) = EDITS[name]
     with Workbench(root, servers=False) as wb:
         before_answers = graph_answers(wb, files)
-        before = cached_graph(root)
+        before = cached_graph(root, wb)
         if how == "replace":
             found = wb.search(f"regex:{pattern}", path=path).to_json()
             assert found["total"] >= 2
@@ -434,7 +437,7 @@ def test_edit_updates_one_file_and_equals_a_full_rebuild(name: str, how: str, tm
             (root / out_path).write_text(content, encoding="utf-8")
             edited = out_path
         after_answers = graph_answers(wb, files)
-        after = cached_graph(root)
+        after = cached_graph(root, wb)
     assert after_answers != before_answers, "the edit changed the graph"
     assert_only_file_changed(before, after, edited)
     fresh_root = tmp_path / "fresh"

@@ -42,7 +42,11 @@ def answer(wb: Workbench, query: str) -> Any:
     return [(m["path"], m["line"], m["graph"].get("id"), m.get("score")) for m in res["matches"]]
 
 
-def rows(root: Path) -> dict[str, bytes]:
+def rows(root: Path, wb: Workbench | None = None) -> dict[str, bytes]:
+    """The cache's rows, as another process would read them (once ``wb``, still open, has
+    stored the rows it writes behind)."""
+    if wb is not None and wb._engines.graph is not None:
+        wb._engines.graph._store.wait()
     with sqlite3.connect(root / DEFAULT_CACHE) as db:
         return {p: rec + res for p, rec, res in db.execute("SELECT path, record, resolution FROM files")}
 
@@ -83,12 +87,12 @@ def test_a_touched_file_is_read_but_not_re_tagged(tmp_path: Path, monkeypatch: p
     root = make_tree(tmp_path)
     with Workbench(root, servers=False) as wb:
         before = answer(wb, "graph:")
-        cached = rows(root)
+        cached = rows(root, wb)
         tagged = Tagged(monkeypatch)
         os.utime(root / "pkg/core.py", (HOUR_AGO + 60, HOUR_AGO + 60))
         assert answer(wb, "graph:") == before
         assert tagged.paths == []
-        assert rows(root) == cached
+        assert rows(root, wb) == cached
 
 
 def test_an_outside_edit_retags_one_file_and_rewrites_only_the_rows_it_changed(
@@ -97,12 +101,12 @@ def test_an_outside_edit_retags_one_file_and_rewrites_only_the_rows_it_changed(
     root = make_tree(tmp_path)
     with Workbench(root, servers=False) as wb:
         answer(wb, "graph:")
-        cached = rows(root)
+        cached = rows(root, wb)
         tagged = Tagged(monkeypatch)
         (root / "leaf.py").write_text(FILES["leaf.py"] + "\n\ndef more():\n    return alone()\n")
         edited = answer(wb, "graph:")
         assert tagged.paths == ["leaf.py"]
-        now = rows(root)
+        now = rows(root, wb)
         assert {p for p in now if now[p] != cached[p]} == {"leaf.py"}
         # The rank after the edit is a fresh build's.
         (root / ".sleuth" / "graph.db").unlink()

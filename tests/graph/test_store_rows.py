@@ -124,7 +124,7 @@ def test_another_writer_forces_a_full_rewrite(tmp_path: Path, behind: bool) -> N
     mine.update_file(py_tags("new.py", extra), extra.encode())
     if behind:  # made behind, the write finds the other's epoch and stores nothing of its own
         first.write(mine, behind=True)
-        first._behind.wait()
+        first.wait()
         assert load(cache).snapshot() == build_py({**PY, "pkg/util.py": text}).snapshot()
     assert first.write(mine) == len(PY) + 1  # its state replaces the other's as a whole
     assert load(cache).snapshot() == build_py({**PY, "new.py": extra}).snapshot()

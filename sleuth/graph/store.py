@@ -187,8 +187,9 @@ class GraphStore:
         swallowed (a cache write is only lost speed) and the next write is then a full one.
 
         ``behind``: the rows are taken from the graph now and stored by a background thread
-        (an edit's few rows while the query goes on answering); a write that finds it would
-        have to rewrite every row is left to the next write, made here.
+        (an edit's few rows, or a cold build's every row, while the query goes on answering);
+        a write of some rows that finds another writer's epoch is left to the next write,
+        made here, which rewrites every row.
         """
         self._behind.wait()
         stats = stats or {}
@@ -197,23 +198,27 @@ class GraphStore:
         full = full or self._epoch is None  # this store never wrote or read a consistent state
         if not (changed or gone or semantic is not None or touched or full):
             return 0
-        if behind and not full:
-            rows = _Rows.of(graph, stats, changed, gone, semantic, touched)
+        if behind:
+            if full:  # every row, replacing whatever the file holds
+                rows = _Rows.of(graph, stats, set(graph.files()), set(), graph.semantic_edges(),
+                                touched, whole=True)
+            else:
+                rows = _Rows.of(graph, stats, changed, gone, semantic, touched)
 
             def unless_moved(db: sqlite3.Connection) -> _Rows | None:
                 # another process (or a failed write) moved the file on since: these rows
                 # alone would mix two states, so the next write (made here) rewrites them all
                 same = self._epoch is not None and self._meta(db, "epoch") == self._epoch
-                return rows if same else None
+                return rows if rows.whole or same else None
 
             self._behind.submit(self.path, lambda: self._store(unless_moved))
-            return len(changed)
+            return len(rows.files)
 
         def rows_of(db: sqlite3.Connection) -> _Rows:
             if full or self._epoch is None or self._meta(db, "epoch") != self._epoch:
-                db.execute("DELETE FROM files")
                 every = set(graph.files())
-                return _Rows.of(graph, stats, every, set(), graph.semantic_edges(), touched)
+                return _Rows.of(graph, stats, every, set(), graph.semantic_edges(), touched,
+                                whole=True)
             return _Rows.of(graph, stats, changed, gone, semantic, touched)
 
         return self._store(rows_of)
@@ -261,6 +266,7 @@ class _Rows:
     gone: list[str]
     touched: list[tuple[int | None, int | None, str]]
     semantic: list[tuple[str, str, str, str]] | None
+    whole: bool = False  # every file's row: whatever the file holds is replaced
 
     @classmethod
     def of(
@@ -271,15 +277,20 @@ class _Rows:
         gone: set[str],
         semantic: dict[tuple[str, str, str], str] | None,
         touched: list[str],
+        *,
+        whole: bool = False,
     ) -> _Rows:
         return cls(
             [_file_row(graph, p, stats.get(p)) for p in sorted(changed)],
             sorted(gone),
             [(*stats[p], p) if p in stats else (None, None, p) for p in touched],
             None if semantic is None else [(u, v, k, o) for (u, v, k), o in sorted(semantic.items())],
+            whole,
         )
 
     def insert(self, db: sqlite3.Connection) -> None:
+        if self.whole:
+            db.execute("DELETE FROM files")
         db.executemany("DELETE FROM files WHERE path = ?", ((p,) for p in self.gone))
         db.executemany("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?)", self.files)
         db.executemany("UPDATE files SET size = ?, mtime_ns = ? WHERE path = ?", self.touched)

@@ -172,7 +172,7 @@ def test_incremental_writes_load_as_a_full_rebuild(behind: bool, steps: list[tup
         cache = str(Path(tmp) / "graph.db")
         graph = build_py(_current(state))
         store = GraphStore(cache)
-        store.write(graph)
+        store.write(graph, behind=behind)  # the first write holds every row
         for path, choice in steps:
             versions = VARIANTS[path]
             state[path] = versions[choice % len(versions)]

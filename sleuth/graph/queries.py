@@ -146,7 +146,7 @@ def file_declarations_json(graph: Graph, path: str) -> list[tuple[int, int, dict
     id (what ``DeclView.to_json(nested=False)`` gives): top-level declarations, then members,
     breadth first — the answer of ``graph:PATH``. One ``_Infos`` serves the whole file, so a
     neighbour met by many declarations is described once (its JSON is one shared dict)."""
-    graph.record(path)  # NotFound for an unknown file
+    graph.stamp(path)  # NotFound for an unknown file (the record stays undecoded)
     g = graph.g
     infos = _Infos(graph)
     out = []

@@ -88,39 +88,18 @@ class GraphState:
             have = attrs.get(i)
             if have is not None and have.get("path", path) != path:
                 continue  # an id clash with another file: keep the first owner
-            if replace and have is not None and have.get("type") == "decl":
-                # the same id: the same name, kind, container and file; only places move
-                have["start_byte"], have["end_byte"], have["line"] = sb, eb, line
-                have["end_line"], have["name_start"], have["name_end"] = eline, ns, ne
-                have["signature"] = sig
-                owned.append((i, container, sb, eb, line))
-                continue
-            if have is None:  # a new node: what ``add_node`` does, without its per-call cost
+            new = {
+                "type": "decl", "id": i, "name": name, "kind": kind, "container": container,
+                "path": path, "start_byte": sb, "end_byte": eb, "line": line, "end_line": eline,
+                "name_start": ns, "name_end": ne, "signature": sig,
+            }
+            # what ``add_node`` does, without its per-call cost; a node the file had keeps its
+            # edges (the same id: the same name, kind, container and file; only places move)
+            if have is None:
                 succ[i], pred[i] = {}, {}
-                attrs[i] = {
-                    "type": "decl", "id": i, "name": name, "kind": kind,
-                    "container": container, "path": path, "start_byte": sb, "end_byte": eb,
-                    "line": line, "end_line": eline, "name_start": ns, "name_end": ne,
-                    "signature": sig,
-                }
-                owned.append((i, container, sb, eb, line))
-                continue
-            g.add_node(
-                i,
-                type="decl",
-                id=i,
-                name=name,
-                kind=kind,
-                container=container,
-                path=path,
-                start_byte=sb,
-                end_byte=eb,
-                line=line,
-                end_line=eline,
-                name_start=ns,
-                name_end=ne,
-                signature=sig,
-            )
+                attrs[i] = new
+            else:
+                have.update(new)
             owned.append((i, container, sb, eb, line))
         contains = [
             (
@@ -178,6 +157,7 @@ class GraphState:
                 else:
                     data["occurrences"] = occ
         return [(u, v, occ) for (u, v), occ in wanted.items()]
+
     def _drop_nodes(self, rec: FileRecord, keep: set[str] | None = None) -> None:
         """Remove a file's nodes; with ``keep`` (the declaration ids of its next version),
         only the vanished ones.

@@ -198,12 +198,13 @@ class GraphStore:
         full = full or self._epoch is None  # this store never wrote or read a consistent state
         if not (changed or gone or semantic is not None or touched or full):
             return 0
+
+        def every() -> _Rows:  # every row, replacing whatever the file holds
+            return _Rows.of(graph, stats, set(graph.files()), set(), graph.semantic_edges(),
+                            touched, whole=True)
+
         if behind:
-            if full:  # every row, replacing whatever the file holds
-                rows = _Rows.of(graph, stats, set(graph.files()), set(), graph.semantic_edges(),
-                                touched, whole=True)
-            else:
-                rows = _Rows.of(graph, stats, changed, gone, semantic, touched)
+            rows = every() if full else _Rows.of(graph, stats, changed, gone, semantic, touched)
 
             def unless_moved(db: sqlite3.Connection) -> _Rows | None:
                 # another process (or a failed write) moved the file on since: these rows
@@ -216,9 +217,7 @@ class GraphStore:
 
         def rows_of(db: sqlite3.Connection) -> _Rows:
             if full or self._epoch is None or self._meta(db, "epoch") != self._epoch:
-                every = set(graph.files())
-                return _Rows.of(graph, stats, every, set(), graph.semantic_edges(), touched,
-                                whole=True)
+                return every()
             return _Rows.of(graph, stats, changed, gone, semantic, touched)
 
         return self._store(rows_of)

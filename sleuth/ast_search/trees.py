@@ -147,7 +147,10 @@ class TreeCache:
             return Revision(entry.tree, entry.attached)
         previous = None
         tree = None
-        if entry is not None and entry.lang == name:
+        # An incremental parse is tried only from a tree without syntax errors: one from a
+        # tree with errors nearly always has errors too and is then thrown away (``_reparse``),
+        # which doubled the cost of every edit of such a file (C files with macros).
+        if entry is not None and entry.lang == name and not entry.tree.root_node.has_error:
             old = entry.tree.copy()
             edit = _edit(old, entry.data, data)
             tree = self._reparse(name, data, old)

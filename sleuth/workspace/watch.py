@@ -23,10 +23,12 @@ class ChangeWatcher:
     """Watches ``root`` in a daemon thread; ``generation`` increases on every change."""
 
     def __init__(
-        self, root: str, on_change: Callable[[set[tuple[str, str]]], None] | None = None
+        self, root: str, on_change: Callable[[set[tuple[str, str]], int], None] | None = None
     ) -> None:
         """``on_change`` gets each batch as ``{(kind, absolute path)}``, kind ``added``,
-        ``modified`` or ``deleted``, after ``generation`` moved."""
+        ``modified`` or ``deleted``, and the generation it brings; ``generation`` moves to it
+        once ``on_change`` returns, so that a reader who sees the new generation also sees what
+        ``on_change`` did (patched listings: without this, a query in between would walk)."""
         self._root = root.rstrip("/")
         self._skip = (self._root + "/.git/", self._root + "/.sleuth/")
         self._on_change = on_change
@@ -71,9 +73,10 @@ class ChangeWatcher:
                 raise_interrupt=False,
                 ignore_permission_denied=True,
             ):
-                self.generation += 1
+                new = self.generation + 1
                 if self._on_change is not None:
-                    self._on_change({(change.name, p) for change, p in changes})
+                    self._on_change({(change.name, p) for change, p in changes}, new)
+                self.generation = new
         except Exception:  # noqa: BLE001 - any watcher failure only turns caching off
             self.failed = True
             self.generation += 1

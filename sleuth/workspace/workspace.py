@@ -127,12 +127,15 @@ class Workspace:
         self._own_changes += 1
         self._listings.clear()
 
-    def _changed(self, changes: set[tuple[str, str]]) -> None:
-        """A batch of watcher events: patch the cached listings when only listed files changed
+    def _changed(self, changes: set[tuple[str, str]], watcher_generation: int) -> None:
+        """A batch of watcher events, called before the watcher's generation moves to
+        ``watcher_generation``: patch the cached listings when only listed files changed
         content (an edit saved in place or by rename), else drop them (the next query walks)."""
         names = {os.path.basename(p) for _, p in changes}
+        trusted = self.generation is not None
+        generation = watcher_generation + self._own_changes if trusted else None
         if not patch_listings(self._listings, changes, self._prefix, self.max_filesize, names,
-                              self.generation):
+                              generation):
             self._listings.clear()
         if names & {"pyproject.toml", ".sleuth.toml"}:
             self.config = load_config(self._root)

@@ -29,6 +29,29 @@ def test_changed_file_is_reparsed_incrementally_and_correctly() -> None:
     assert [new[m.start_byte : m.end_byte] for m in fresh.find(new, tree)] == [b"g(1, 2)", b"g(3)"]
 
 
+def test_a_tree_with_syntax_errors_is_parsed_afresh_without_trying_incrementally(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import sleuth.ast_search.trees as trees
+
+    cache = TreeCache(1_000_000)
+    old = b"int f(void) {\n  return g(1)\n}\nMACRO(x) {\n  h(2);\n}\n"  # missing ";": errors
+    new = b"int f(void) {\n  return g(1, 3)\n}\nMACRO(x) {\n  h(2);\n}\n"
+    assert cache.get("a.c", "s1", old).root_node.has_error
+    calls: list[bool] = []
+    real = trees.parse
+
+    def counting(lang: str, data: bytes, old_tree: object = None) -> object:
+        calls.append(old_tree is not None)
+        return real(lang, data, old_tree)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(trees, "parse", counting)
+    tree = cache.get("a.c", "s2", new)
+    assert calls == [False]  # one parse, from scratch
+    assert (cache.parses, cache.reparses) == (2, 0)
+    assert str(tree.root_node) == str(real("c", new).root_node)
+
+
 def test_cache_is_bounded_by_bytes() -> None:
     cache = TreeCache(100)
     for i in range(5):

@@ -137,3 +137,31 @@ def test_other_changes_still_walk(
         time.sleep(0.2)
         assert ws.list_files().paths == expected
         assert walks != []
+
+
+def test_the_generation_moves_only_once_the_listing_is_patched(
+    make_workspace: MakeWorkspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A query that sees the new generation must find the patched listing, not walk: the patch
+    # is slowed down here so that a reader polling the generation would land inside it.
+    import sleuth.workspace.workspace as workspace_mod
+
+    root, wb = _watched(make_workspace, monkeypatch, {"a.txt": "needle\n", "b.txt": "x\n"})
+    real_patch = workspace_mod.patch_listings
+
+    def slow_patch(*args: Any, **kwargs: Any) -> bool:
+        time.sleep(0.3)
+        return real_patch(*args, **kwargs)
+
+    monkeypatch.setattr(workspace_mod, "patch_listings", slow_patch)
+    with wb:
+        ws = wb.workspace
+        ws.list_files()
+        walks = _count_walks(ws, monkeypatch)
+        gen = ws.generation
+        with open(root / "b.txt", "a") as fh:
+            fh.write("needle\n")
+        assert _wait(lambda: ws.generation != gen, timeout=10.0)
+        after = ws.list_files()  # at once: no sleep
+        assert walks == []
+        assert [f.size for f in after.files if f.path == "b.txt"] == [(root / "b.txt").stat().st_size]

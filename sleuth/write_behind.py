@@ -14,11 +14,32 @@ The threads are not daemons: an interpreter that exits normally lets them finish
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterable, Iterator
+from typing import TypeVar
 
 from sleuth.errors import Internal
 
-__all__ = ["WriteBehind"]
+__all__ = ["WriteBehind", "courteous"]
+
+_T = TypeVar("_T")
+
+COURTESY_EVERY = 16
+"""How many items a writer handles between two offers of the interpreter lock."""
+
+
+def courteous(items: Iterable[_T], every: int = COURTESY_EVERY) -> Iterator[_T]:
+    """``items``, offering the interpreter lock to the other threads every ``every`` items.
+
+    A writer behind an answer runs beside the next query; without this it holds the lock for
+    the interpreter's whole switch interval (5 ms) each time it gets it, taking about half of
+    the query's time. ``time.sleep(0)`` hands the lock to a waiting thread at once and costs
+    nothing when no thread waits, so the writer gets the time the foreground leaves.
+    """
+    for i, item in enumerate(items, 1):
+        yield item
+        if i % every == 0:
+            time.sleep(0)
 
 
 class WriteBehind:

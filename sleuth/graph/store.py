@@ -29,7 +29,7 @@ from dataclasses import dataclass, field, replace
 
 from sleuth.graph.build import Graph
 from sleuth.graph.records import FileRecord, FileTags, make_record
-from sleuth.write_behind import WriteBehind
+from sleuth.write_behind import WriteBehind, courteous
 
 __all__ = [
     "GraphStore",
@@ -246,7 +246,7 @@ class GraphStore:
             db.execute("ROLLBACK")
             self._epoch = None
             return 0
-        rows.insert(db)
+        rows.insert(db, behind=self._behind.in_writer())
         epoch = uuid.uuid4().hex
         db.executemany(
             "INSERT OR REPLACE INTO meta VALUES (?, ?)", (("format", _FORMAT), ("epoch", epoch))
@@ -287,11 +287,13 @@ class _Rows:
             whole,
         )
 
-    def insert(self, db: sqlite3.Connection) -> None:
+    def insert(self, db: sqlite3.Connection, behind: bool = False) -> None:
+        """Store the rows; ``behind``: from a writer behind the answer (``courteous``)."""
         if self.whole:
             db.execute("DELETE FROM files")
         db.executemany("DELETE FROM files WHERE path = ?", ((p,) for p in self.gone))
-        db.executemany("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?)", self.files)
+        files = courteous(self.files) if behind else self.files
+        db.executemany("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?)", files)
         db.executemany("UPDATE files SET size = ?, mtime_ns = ? WHERE path = ?", self.touched)
         if self.semantic is not None:
             db.execute("DELETE FROM semantic")

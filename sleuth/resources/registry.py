@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from sleuth.errors import Internal
-from sleuth.write_behind import WriteBehind
+from sleuth.write_behind import WriteBehind, courteous
 
 __all__ = ["Registry", "ResultRow", "MatchRow", "SCHEMA_VERSION"]
 
@@ -266,7 +266,7 @@ class Registry:
         conn = self._conn()
         with _immediate(conn):
             _insert_result(conn, row)
-            _insert_matches(conn, row.id, matches)
+            _insert_matches(conn, row.id, matches, self._behind.in_writer())
         if self._puts % _PRUNE_EVERY == 0:
             self.prune()
         self._puts += 1
@@ -318,7 +318,13 @@ def _insert_result(conn: sqlite3.Connection, row: ResultRow) -> None:
     )
 
 
-def _insert_matches(conn: sqlite3.Connection, result_id: str, matches: Iterable[MatchRow]) -> None:
+def _insert_matches(
+    conn: sqlite3.Connection, result_id: str, matches: Iterable[MatchRow], behind: bool = False
+) -> None:
+    """Insert ``matches``; ``behind``: from a writer behind the answer, which lets the
+    foreground thread run between rows (``courteous``)."""
+    if behind:
+        matches = courteous(matches)
     conn.executemany(
         "INSERT OR REPLACE INTO matches VALUES (?,?,?,?,?,?,?,?,?)",
         (

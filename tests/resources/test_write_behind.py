@@ -91,3 +91,40 @@ def test_graph_answer_references_resolve_right_after_the_answer(make_workspace: 
         assert res["total"] == 120 > WRITE_BEHIND_ROWS
         last = wb.read(f"{res['result']}:120:line")  # stored by the background write
         assert "def f119" in last.to_json()["ranges"][0]["text"]
+
+
+def test_courteous_yields_every_item_in_order_and_offers_the_lock_every_n(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import sleuth.write_behind as wbmod
+
+    offers: list[float] = []
+    monkeypatch.setattr(wbmod.time, "sleep", lambda s: offers.append(s))
+    assert list(wbmod.courteous(range(50), every=16)) == list(range(50))
+    assert offers == [0, 0, 0]  # after items 16, 32 and 48
+    offers.clear()
+    assert list(wbmod.courteous([], every=16)) == [] and offers == []
+
+
+def test_only_writes_behind_the_answer_are_courteous(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sleuth.resources.registry as regmod
+
+    seen: list[tuple[bool, int]] = []
+    real = regmod.courteous
+
+    def counting(items: object, every: int = 16) -> object:
+        rows = list(items)  # type: ignore[call-overload]
+        seen.append((threading.current_thread() is threading.main_thread(), len(rows)))
+        return real(rows, every)
+
+    monkeypatch.setattr(regmod, "courteous", counting)
+    reg = Registry(tmp_path)
+    small, small_rows = _result("SEARCH#small", 3)
+    reg.put_result(small, small_rows)  # written here, at once: nothing to be courteous to
+    big, big_rows = _result("SEARCH#big", WRITE_BEHIND_ROWS + 10)
+    reg.put_result(big, big_rows)
+    assert [m.n for m in reg.matches("SEARCH#big", 1)] == list(range(1, WRITE_BEHIND_ROWS + 11))
+    assert seen == [(False, WRITE_BEHIND_ROWS + 10)]  # only the writer thread's rows
+    reg.close()

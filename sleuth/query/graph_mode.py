@@ -31,6 +31,7 @@ import gc
 import marshal
 import multiprocessing
 import os
+import threading
 import time
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -45,6 +46,7 @@ from sleuth.ast_search.tags_update import tags_of
 from sleuth.errors import NotFound
 from sleuth.graph import DEFAULT_CACHE, FileRecord, Graph, GraphStore, make_record
 from sleuth.graph.queries import file_declarations_json
+from sleuth.graph.rank import preload as preload_rank
 from sleuth.graph.records import record_row, record_to_row
 from sleuth.graph.workers import can_fork, worker_count
 from sleuth.query.symbols_mode import SymbolSource, TagsCache
@@ -306,8 +308,17 @@ def _tag_in_pool(jobs: list[tuple[FileText, str]]) -> Iterator[tuple[str, bytes]
         i += size
     ctx = multiprocessing.get_context("fork")
     with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
-        for done in pool.map(_tag_chunk, chunks):
-            yield from done
+        results = pool.map(_tag_chunk, chunks)  # a fork pool forks all its workers here
+        # Meanwhile the ranking's libraries load (the main process mostly waits for rows):
+        # after the forks, and joined before any later one (resolution's), so that no child
+        # is forked in the middle of an import.
+        loader = threading.Thread(target=preload_rank, name="sleuth-preload", daemon=True)
+        loader.start()
+        try:
+            for done in results:
+                yield from done
+        finally:
+            loader.join()
 
 
 def _at_name(node: Any) -> tuple[int, int]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import marshal
 import os
+import threading
 import time
 from collections.abc import Generator
 from concurrent.futures.process import BrokenProcessPool
@@ -232,3 +233,35 @@ def test_a_sync_that_fails_midway_leaves_no_half_graph(
     assert len(calls) == 5 and again == fresh_answers
     graph, _ = GraphStore(str(root / ".sleuth" / "graph.db")).load()
     assert _state(graph) == fresh_state
+
+
+@needs_fork
+def test_a_pooled_build_loads_the_ranking_libraries_between_its_forks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The load runs on its own thread once the tag workers are forked, and is over before the
+    # resolution workers are: no child is ever forked in the middle of an import.
+    _old_trees(tmp_path, "pooled")
+    loaded = threading.Event()
+    threads: list[str] = []
+
+    def preload() -> None:
+        threads.append(threading.current_thread().name)
+        time.sleep(0.2)
+        loaded.set()
+
+    real_resolved = workers.iter_resolved
+    seen_at_fork: list[bool] = []
+
+    def resolved(*args: Any, **kwargs: Any) -> Any:
+        seen_at_fork.append(loaded.is_set())
+        return real_resolved(*args, **kwargs)
+
+    monkeypatch.setattr(graph_mode, "preload_rank", preload)
+    monkeypatch.setattr(workers, "iter_resolved", resolved)
+    monkeypatch.setattr(graph_mode, "POOL_MIN_FILES", 1)
+    monkeypatch.setattr(workers, "RESOLVE_POOL_MIN", 1)
+    with Workbench(tmp_path / "pooled", servers=False) as wb:
+        assert wb.search("graph:", limit=5).to_json()["matches"]
+    assert threads == ["sleuth-preload"]
+    assert seen_at_fork == [True]

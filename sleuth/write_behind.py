@@ -57,9 +57,10 @@ class WriteBehind:
         """Whether the calling thread is one of these writers."""
         return bool(getattr(self._local, "writer", False))
 
-    def pending(self, key: str) -> bool:
+    def pending(self, key: str | None = None) -> bool:
+        """Whether a write of ``key`` (of any key when None) is still to land."""
         with self._lock:
-            return key in self._pending
+            return bool(self._pending) if key is None else key in self._pending
 
     def submit(self, key: str, write: Callable[[], object]) -> None:
         """Run ``write`` on a new thread once every earlier write is done."""

@@ -247,8 +247,10 @@ class Registry:
         """Register ``row`` with its first stored matches (replacing an older row of that id),
         in one transaction. Captures need no rows of their own: their references resolve from
         the spans stored in their match's body. More than ``WRITE_BEHIND_ROWS`` matches are
-        written by a background thread (the caller must not change them afterwards)."""
-        if len(matches) <= WRITE_BEHIND_ROWS:
+        written by a background thread (the caller must not change them afterwards), and so
+        is any result while such writes are queued: written here, it would wait for the
+        database's write lock until they all landed."""
+        if len(matches) <= WRITE_BEHIND_ROWS and not self._behind.pending():
             self._behind.wait(row.id)
             self._put(row, matches)
         else:

@@ -128,3 +128,32 @@ def test_only_writes_behind_the_answer_are_courteous(
     assert [m.n for m in reg.matches("SEARCH#big", 1)] == list(range(1, WRITE_BEHIND_ROWS + 11))
     assert seen == [(False, WRITE_BEHIND_ROWS + 10)]  # only the writer thread's rows
     reg.close()
+
+
+def test_a_small_result_queues_behind_pending_writes_instead_of_waiting_for_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Written in the foreground, it would wait for the database's write lock until every
+    # queued write landed (what a `graph:` right after a few large answers paid).
+    reg = Registry(tmp_path)
+    gate = threading.Event()
+    real = reg._write_behind
+
+    def held(row: ResultRow, matches: list[MatchRow]) -> None:
+        gate.wait(10)
+        real(row, matches)
+
+    monkeypatch.setattr(reg, "_write_behind", held)
+    big, big_rows = _result("SEARCH#big", WRITE_BEHIND_ROWS + 1)
+    reg.put_result(big, big_rows)
+    small, small_rows = _result("SEARCH#small", 2)
+    reg.put_result(small, small_rows)  # returns although the big write is held
+    assert reg._behind.pending("SEARCH#small") and not gate.is_set()
+    gate.set()
+    assert [m.n for m in reg.matches("SEARCH#small", 1)] == [1, 2]
+    assert len(reg.matches("SEARCH#big", 1)) == WRITE_BEHIND_ROWS + 1
+    assert not reg._behind.pending()
+    later, later_rows = _result("SEARCH#later", 2)
+    reg.put_result(later, later_rows)  # nothing queued: written here, at once
+    assert not reg._behind.pending() and reg.get_result("SEARCH#later") is not None
+    reg.close()

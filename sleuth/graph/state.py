@@ -5,8 +5,8 @@ cache rows until first needed), lookup indexes, module paths, each file's resolu
 files depend on which key, confirmed edges, what the cache has not written yet, the ranked
 graph's weights — and the four writers every update goes through: ``_add_nodes`` (a file's
 nodes and ``contains`` edges), ``_drop_nodes`` (those that vanished), ``_install`` (a file's
-use edges from its resolution) and ``_forget_resolution``. ``Graph`` (``build``) decides what
-to write; these write it.
+use edges from its resolution) and ``_forget_resolution``. ``GraphUpdates`` (``updates``) decides
+what to write; these write it.
 
 After an edit most of a file's nodes and edges survive with moved positions: the writers update
 them in place (attributes, occurrences) rather than removing and re-adding them, which is most

@@ -67,7 +67,7 @@ def test_sleuths_own_sources_resolve_and_update_incrementally() -> None:
     files = _sleuth_sources()
     graph = _graph(files, "python")
     update = node_id(graph, "sleuth/graph/build.py", "Graph.update_file")
-    apply_ = node_id(graph, "sleuth/graph/build.py", "Graph.apply")
+    apply_ = node_id(graph, "sleuth/graph/updates.py", "GraphUpdates.apply")  # inherited
     assert (update, apply_) in {(u, v) for u, v, k, _ in graph.iter_edges({"calls"})}
     error = node_id(graph, "sleuth/errors.py", "SleuthError")
     users = graph.dependents(error, depth=1)

@@ -36,7 +36,7 @@ from sleuth.errors import InvalidQuery, NotFound
 from sleuth.graph import queries
 from sleuth.graph import rank as ranking
 from sleuth.graph.model import Dependent, FileView, NodeView, Ranked
-from sleuth.graph.records import FileRecord, FileTags, RecordRow, make_record
+from sleuth.graph.records import FileRecord, FileTags, RecordRow, make_record, record_to_row
 from sleuth.graph.resolve import EdgeKey, Resolution
 from sleuth.graph.table import ResolutionRow, resolution_to_row
 from sleuth.graph.updates import GraphUpdates
@@ -44,9 +44,22 @@ from sleuth.graph.updates import GraphUpdates
 if TYPE_CHECKING:
     from sleuth.graph.store import SyncReport
 
-__all__ = ["Graph", "EdgeKey", "EDGE_KINDS"]
+__all__ = ["Graph", "EdgeKey", "EDGE_KINDS", "BlobSources", "encode_blobs"]
 
 EDGE_KINDS = ("contains", "calls", "references", "imports", "inherits")
+BlobSources = tuple[bytes | RecordRow | FileRecord, bytes | Resolution]
+"""A file's cache row before encoding: its record and its resolution, each as the bytes to
+store or as the value to encode (``Graph.blob_sources``)."""
+
+
+def encode_blobs(rec: bytes | RecordRow | FileRecord, res: bytes | Resolution) -> tuple[bytes, bytes]:
+    """A file's cache row from ``Graph.blob_sources``: (record, resolution), ``marshal``-ed."""
+    if isinstance(rec, FileRecord):
+        rec = record_to_row(rec)
+    return (
+        rec if isinstance(rec, bytes) else marshal.dumps(rec),
+        res if isinstance(res, bytes) else marshal.dumps(resolution_to_row(res)),
+    )
 
 
 class Graph(GraphUpdates):
@@ -81,13 +94,19 @@ class Graph(GraphUpdates):
     def blobs(self, path: str) -> tuple[bytes, bytes]:
         """``row(path)`` as the cache stores it (``marshal``-ed), from the bytes a worker made
         when they are still current (each given once)."""
+        return encode_blobs(*self.blob_sources(path))
+
+    def blob_sources(self, path: str) -> BlobSources:
+        """What ``blobs(path)`` encodes, taken now and encoded later (``encode_blobs``, e.g. by
+        the cache's writer thread): the bytes a worker made when still current (each given
+        once), else the record (a row or a ``FileRecord``) and the ``Resolution`` themselves,
+        which the graph never changes once it holds them (an update puts new ones)."""
         rec = self._records.take_blob(path)
         res = self._res_blobs.pop(path, None)
-        if rec is None:
-            rec = marshal.dumps(self._records.row(path))
-        if res is None:
-            res = marshal.dumps(resolution_to_row(self.resolution(path)))
-        return rec, res
+        return (
+            rec if rec is not None else self._records.source(path),
+            res if res is not None else self.resolution(path),
+        )
 
     def take_changes(self) -> tuple[set[str], set[str], dict[EdgeKey, str] | None]:
         """(changed paths, removed paths, confirmed edges if they changed) since the last call."""

@@ -27,7 +27,7 @@ import uuid
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
-from sleuth.graph.build import Graph
+from sleuth.graph.build import BlobSources, Graph, encode_blobs
 from sleuth.graph.records import FileRecord, FileTags, make_record
 from sleuth.write_behind import WriteBehind, courteous
 
@@ -256,12 +256,16 @@ class GraphStore:
         return len(rows.files)
 
 
+_FileRow = tuple[str, int | None, int | None, BlobSources]
+"""(path, size, mtime, what its record and resolution rows are encoded from)."""
+
+
 @dataclass
 class _Rows:
     """What one write stores, taken from the graph: whole file rows, the paths of files gone,
     the signatures of files only touched, and the confirmed edges (None: unchanged)."""
 
-    files: list[tuple[str, int | None, int | None, bytes, bytes]]
+    files: list[_FileRow]  # encoded when stored (``insert``: by the writer when behind)
     gone: list[str]
     touched: list[tuple[int | None, int | None, str]]
     semantic: list[tuple[str, str, str, str]] | None
@@ -293,19 +297,19 @@ class _Rows:
             db.execute("DELETE FROM files")
         db.executemany("DELETE FROM files WHERE path = ?", ((p,) for p in self.gone))
         files = courteous(self.files) if behind else self.files
-        db.executemany("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?)", files)
+        db.executemany(
+            "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?)",
+            ((p, size, mtime, *encode_blobs(*sources)) for p, size, mtime, sources in files),
+        )
         db.executemany("UPDATE files SET size = ?, mtime_ns = ? WHERE path = ?", self.touched)
         if self.semantic is not None:
             db.execute("DELETE FROM semantic")
             db.executemany("INSERT INTO semantic VALUES (?, ?, ?, ?)", self.semantic)
 
 
-def _file_row(
-    graph: Graph, path: str, stat: Stat | None
-) -> tuple[str, int | None, int | None, bytes, bytes]:
-    rec, res = graph.blobs(path)
+def _file_row(graph: Graph, path: str, stat: Stat | None) -> _FileRow:
     size, mtime = stat if stat is not None else (None, None)
-    return (path, size, mtime, rec, res)
+    return (path, size, mtime, graph.blob_sources(path))
 
 
 def save(graph: Graph, path: str) -> None:

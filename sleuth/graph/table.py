@@ -78,6 +78,12 @@ class RecordTable(MutableMapping[str, FileRecord]):
         raw = self._raw.get(path)
         return raw if raw is not None else record_to_row(self._done[path])
 
+    def source(self, path: str) -> RecordRow | FileRecord:
+        """``path``'s record as held: its row if not decoded yet, else the ``FileRecord``
+        (both never changed in place); KeyError when absent."""
+        raw = self._raw.get(path)
+        return raw if raw is not None else self._done[path]
+
     def uses(self, path: str) -> tuple[RefRow, ...]:
         """``path``'s uses as ``RefRow`` tuples, without decoding a row; KeyError when absent."""
         raw = self._raw.get(path)

@@ -197,3 +197,33 @@ def test_a_confirmation_alone_is_written_and_survives_a_load(tmp_path: Path) -> 
     graph.mark_semantic(run, helper)
     assert store.write(graph) == 0  # no file row changes, only the confirmed edges
     assert load(cache).g.edges[run, helper, "calls"]["precision"] == "semantic"
+
+
+def test_a_write_behind_stores_the_graph_as_it_was_when_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The rows are taken at once and encoded by the writer thread: an edit made before the
+    # writer runs must not leak into what it stores.
+    import threading
+
+    cache = str(tmp_path / "graph.db")
+    graph = build_py(PY)
+    store = GraphStore(cache)
+    store.write(graph)
+    gate = threading.Event()
+    real = store._store
+
+    def held(rows_of: object) -> int:
+        gate.wait(10)
+        return real(rows_of)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(store, "_store", held)
+    first = PY["app/main.py"] + "\n\ndef extra():\n    return run()\n"
+    graph.update_file(py_tags("app/main.py", first), first.encode())
+    assert store.write(graph, behind=True) == 1
+    second = PY["app/main.py"] + "\n\ndef other():\n    return 2\n"
+    graph.update_file(py_tags("app/main.py", second), second.encode())  # not written
+    gate.set()
+    store.wait()
+    assert load(cache).snapshot() == build_py({**PY, "app/main.py": first}).snapshot()
+    store.close()

@@ -157,3 +157,27 @@ def test_a_small_result_queues_behind_pending_writes_instead_of_waiting_for_them
     reg.put_result(later, later_rows)  # nothing queued: written here, at once
     assert not reg._behind.pending() and reg.get_result("SEARCH#later") is not None
     reg.close()
+
+
+def test_a_write_behind_whose_state_folder_goes_meanwhile_is_no_failure(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # .sleuth/ deleted while the write runs (a user clearing the state): the result is gone
+    # with the rest, and the next registry call must not report it as a failure.
+    import shutil
+    import sqlite3
+
+    state = tmp_path / "state"
+    registry = Registry(state)
+    small, small_rows = _result("SEARCH#first", 2)
+    registry.put_result(small, small_rows)  # the registry exists
+
+    def deleting_midway(row: ResultRow, matches: list[MatchRow]) -> None:
+        shutil.rmtree(registry.path.parent)
+        raise sqlite3.OperationalError("disk I/O error")  # what SQLite says then (seen in CI)
+
+    monkeypatch.setattr(registry, "_put", deleting_midway)
+    row, rows = _result("SEARCH#gone", WRITE_BEHIND_ROWS + 1)
+    registry.put_result(row, rows)
+    registry._behind.wait()  # no Internal
+    assert not registry.path.exists()

@@ -13,12 +13,16 @@ one changes):
 - ``name:PATH\\0NAME`` — what ``PATH`` binds to top-level ``NAME`` (declaration or imports);
 - ``stars:PATH`` — the modules ``PATH`` star-imports;
 - ``class:PATH\\0ID`` — a declaration read as a class from outside ``PATH``: the declaration, its
-  members, its base uses, and the declarations and members of the scopes around it (a base
-  name is looked up there first).
+  base uses, and the chain of scopes around it (which declaration each is, of what kind);
+- ``member:PATH\\0SCOPE\\0NAME`` — what ``NAME`` declared in scope ``SCOPE`` (a qualified name,
+  e.g. a class) of ``PATH`` is: a member looked up from outside (``obj.m()`` on a class of
+  ``PATH``, through ``self`` in a subclass), or a name looked up in a scope around a class
+  (its base names are).
 
 ``changed_keys`` compares two versions of a file and returns exactly the keys whose answer
 differs, so an edit re-resolves the files that read something that moved — a function appended
-to a hub module re-resolves nobody, a new member of a class re-resolves that class's readers.
+to a hub module re-resolves nobody, a new member of a class re-resolves the files that looked
+that name up on it (found elsewhere, through a base, or not at all), not every reader.
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ __all__ = [
     "CLASS_KINDS",
     "name_key",
     "class_key",
+    "member_key",
     "key_paths",
     "changed_keys",
 ]
@@ -154,8 +159,9 @@ class FileIndex:
 
     def class_view(self, decl_id: str) -> tuple[object, ...] | None:
         """What a reader outside the file sees of declaration ``decl_id`` as a class: its kind
-        and name, its members, its base uses, and every scope a name is looked up in from it
-        (the chain of containers with their declarations) — the value of its ``class:`` key."""
+        and name, its base uses, and every scope a name is looked up in from it (the chain of
+        containers: which declaration each is) — the value of its ``class:`` key. What those
+        scopes declare is read name by name (``member:`` keys)."""
         d = self.by_id.get(decl_id)
         if d is None:
             return None
@@ -164,7 +170,7 @@ class FileIndex:
         while q:
             owner = self.by_qualified.get(q)
             head = (owner.id, owner.kind, owner.container) if owner is not None else None
-            chain.append((q, head, self.members.get(q)))
+            chain.append((q, head))
             q = owner.container if owner is not None else q.rpartition(".")[0]
         return (self.family, d.name, d.kind, d.container, self.bases.get(decl_id), chain)
 
@@ -179,12 +185,17 @@ def class_key(path: str, class_id: str) -> str:
     return f"class:{path}\0{class_id}"
 
 
+def member_key(path: str, scope: str, name: str) -> str:
+    """The key of "what ``name`` declared in scope ``scope`` (qualified) of ``path`` is"."""
+    return f"member:{path}\0{scope}\0{name}"
+
+
 def key_paths(keys: Iterable[str]) -> set[str]:
-    """The files that ``name:``/``class:``/``stars:`` keys are about."""
+    """The files that ``name:``/``class:``/``member:``/``stars:`` keys are about."""
     out = set()
     for key in keys:
         kind, _, rest = key.partition(":")
-        if kind in ("name", "class"):
+        if kind in ("name", "class", "member"):
             out.add(rest.partition("\0")[0])
         elif kind == "stars":
             out.add(rest)
@@ -204,9 +215,9 @@ def changed_keys(
     new: FileIndex | None,
     used: Callable[[str], bool] | None = None,
 ) -> set[str]:
-    """The ``name:``/``stars:``/``class:`` keys of ``path`` whose answer differs between two
-    versions (None: the file is absent). ``used`` says whether anyone depends on a key: class
-    keys nobody noted are not compared (their values cost a walk per declaration)."""
+    """The ``name:``/``stars:``/``class:``/``member:`` keys of ``path`` whose answer differs
+    between two versions (None: the file is absent). ``used`` says whether anyone depends on a
+    key: class and member keys nobody noted are not compared (a class's value costs a walk)."""
     if old is not None and new is not None:
         if old.family != new.family:
             return changed_keys(path, old, None, used) | changed_keys(path, None, new, used)
@@ -231,6 +242,18 @@ def changed_keys(
         if used is not None and not used(key):
             continue
         if (old.class_view(i) if old else None) != (new.class_view(i) if new else None):
+            out.add(key)
+    scoped: set[tuple[str, str]] = set()
+    for idx in (old, new):
+        if idx is not None:
+            scoped.update(k for k in idx.scope if k[0])
+    for scope, name in scoped:
+        key = member_key(path, scope, name)
+        if used is not None and not used(key):
+            continue
+        if (old.scope.get((scope, name)) if old else None) != (
+            new.scope.get((scope, name)) if new else None
+        ):
             out.add(key)
     if _stars(old) != _stars(new):
         out.add("stars:" + path)

@@ -30,6 +30,7 @@ from sleuth.graph.file_index import (
     changed_keys,
     class_key,
     key_paths,
+    member_key,
     name_key,
 )
 from sleuth.graph.modules import ModuleIndex, child_module
@@ -83,9 +84,10 @@ class _Bindings:
 class Resolver:
     """One resolution session over ``records`` (memoised; drop it after the update).
 
-    Reading another file notes the key of what was read (``file_index``): a class's members or
-    bases (``class:``), a top-level binding (``name:``), a star list (``stars:``), a module
-    lookup (``file:``/``py:``). Reads of the file being resolved are not noted when made for
+    Reading another file notes the key of what was read (``file_index``): a class's bases and
+    scope chain (``class:``), one name in one of its scopes (``member:``: a member looked up, a
+    base name looked up around a class), a top-level binding (``name:``), a star list
+    (``stars:``), a module lookup (``file:``/``py:``). Reads of the file being resolved are not noted when made for
     it directly — it is resolved again whenever it changes — but are inside memoised work,
     which another file may reuse.
     """
@@ -261,6 +263,8 @@ class Resolver:
                 owner = idx.by_qualified.get(q)
                 is_class = owner is not None and owner.kind in CLASS_KINDS
                 if not (strict and is_class and q != d.qualified):
+                    if foreign:
+                        self._note(member_key(path, q, name))
                     hit = idx.scope.get((q, name))
                     if hit:
                         return (path, hit)
@@ -299,6 +303,8 @@ class Resolver:
         d = idx.by_id.get(cls[1])
         if d is None:
             return None
+        if self._foreign(cls[0]):
+            self._note(member_key(cls[0], d.qualified, name))
         hit = idx.scope.get((d.qualified, name))
         if hit:
             return (cls[0], hit)

@@ -42,7 +42,10 @@ __all__ = [
     "Stat",
 ]
 
-CACHE_VERSION = 4
+CACHE_VERSION = 5
+"""Bumped whenever what a stored row means changes (5: ``member:`` keys in resolutions: a
+resolution stored before them misses the member reads an update needs), so older caches are
+rebuilt rather than misread."""
 DEFAULT_CACHE = ".sleuth/graph.db"
 _FORMAT = f"{CACHE_VERSION}/marshal-{marshal.version}/py{sys.version_info[0]}.{sys.version_info[1]}"
 

@@ -136,6 +136,7 @@ def test_a_body_only_edit_resolves_only_the_edited_file(monkeypatch: Any) -> Non
     user = graph.resolution("app/user.py")
     assert user.deps == {"lib/base.py"}  # self.save() reads Base
     assert any(k.startswith("class:lib/base.py\0") for k in user.keys)
+    assert any(k.startswith("member:lib/base.py\0Base\0save") for k in user.keys)
     resolved = spy_resolutions(monkeypatch)
     moved = MOVED + HUB["lib/base.py"].replace("return 1", "return  2")
     graph.update_file(py_tags("lib/base.py", moved), moved.encode())
@@ -144,5 +145,11 @@ def test_a_body_only_edit_resolves_only_the_edited_file(monkeypatch: Any) -> Non
     resolved.clear()
     added = HUB["lib/base.py"] + "\n    def go(self):\n        return 3\n"  # a new member
     graph.update_file(py_tags("lib/base.py", added), added.encode())
-    assert sorted(resolved) == ["app/user.py", "lib/base.py"]  # the shape changed
+    # the shape changed, but not what its reader looked up (save): the reader keeps its edges
+    assert resolved == ["lib/base.py"]
     assert graph.snapshot() == build_py({**HUB, "lib/base.py": added}).snapshot()
+    resolved.clear()
+    renamed = added.replace("def save(self)", "def keep(self)")  # the member it calls goes
+    graph.update_file(py_tags("lib/base.py", renamed), renamed.encode())
+    assert sorted(resolved) == ["app/user.py", "lib/base.py"]
+    assert graph.snapshot() == build_py({**HUB, "lib/base.py": renamed}).snapshot()

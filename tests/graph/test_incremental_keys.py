@@ -217,6 +217,22 @@ def test_a_new_member_resolves_the_readers_of_that_class(monkeypatch: Any) -> No
     assert users, "the new member is called from a reader"
 
 
+def test_a_new_member_resolves_only_the_readers_that_looked_that_name_up(monkeypatch: Any) -> None:
+    state = initial()
+    graph = build(state)
+    late = graph.resolution("z/late.py")
+    assert any(k.startswith("class:lib/base.py\0") for k in late.keys)  # it reads Base ...
+    assert not any(k.endswith("\0extra") for k in late.keys)  # ... but never looks up extra
+    resolved = spy_resolutions(monkeypatch)
+    text = VARIANTS["lib/base.py"][3]  # Base gets a member extra()
+    assert text is not None
+    apply(graph, "lib/base.py", text)
+    # x/user.py calls self.extra() on a subclass of Base (x/other.py too, but its Base comes
+    # from lib/__init__.py, absent here: it reads nothing of lib/base.py)
+    assert sorted(resolved) == ["lib/base.py", "x/user.py"]
+    assert graph.snapshot() == build({**state, "lib/base.py": text}).snapshot()
+
+
 def test_a_changed_mixin_member_reaches_readers_through_the_hub(monkeypatch: Any) -> None:
     state = initial()
     graph = build(state)

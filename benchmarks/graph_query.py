@@ -252,6 +252,62 @@ def edit_then_update(wb: Workbench, root: Path, path: str) -> float:
     return seconds
 
 
+def most_read_class(wb: Workbench) -> tuple[str, str, str] | None:
+    """(path, class name, a member's name) of the Python class with the most incoming uses
+    (counted over its members too) that has a method to insert before, or None."""
+    engines = wb._engines
+    graph = engines.graph.graph(engines.tags, engines.trees, wb.workspace.list_files().files)
+    best: tuple[int, str, str, str] | None = None
+    for path in graph.files():
+        if not path.endswith(".py"):
+            continue
+        rec = graph.record(path)
+        for d in rec.defs:
+            if d.kind != "class" or d.container:
+                continue
+            members = [m for m in rec.defs if m.container == d.name and m.kind == "method"]
+            if not members:
+                continue
+            uses = sum(graph.g.in_degree(n.id) for n in [d, *members])
+            if best is None or uses > best[0]:
+                best = (uses, path, d.name, members[0].name)
+    return None if best is None else best[1:]
+
+
+def member_then_update(wb: Workbench, root: Path, target: tuple[str, str, str]) -> tuple[float, int]:
+    """A method inserted into the most-read class from outside, noticed by a watching
+    workbench: (seconds the graph takes to take it in, how many files it resolved again).
+    The file is restored afterwards."""
+    path, cls, member = target
+    n = next(_nonce)
+    original = (root / path).read_bytes()
+    engines = wb._engines
+    keeper = engines.graph
+
+    def update() -> Any:
+        return keeper.graph(engines.tags, engines.trees, wb.workspace.list_files().files)
+
+    graph = update()
+    before = {p: id(graph.resolution(p)) for p in graph.files()}
+    text = original.decode()
+    head = text.index(f"class {cls}")
+    at = text.index(f"def {member}(", head)
+    line_start = text.rindex("\n", 0, at) + 1
+    indent = text[line_start:at]
+    probe = f"{indent}def sleuth_bench_member_{n}(self):\n{indent}    return {n}\n\n"
+    start = wb.workspace.generation
+    (root / path).write_bytes((text[:line_start] + probe + text[line_start:]).encode())
+    wait_for_watcher(wb, start)
+    seconds, graph = timed(update)
+    assert any(d.name == f"sleuth_bench_member_{n}" for d in graph.record(path).defs), "seen"
+    again = sum(1 for p, i in before.items() if graph.has_file(p) and id(graph.resolution(p)) != i)
+    start = wb.workspace.generation
+    (root / path).write_bytes(original)
+    wait_for_watcher(wb, start)
+    update()
+    return seconds, again
+
+
 def profile(label: str, fn: Callable[[], Any]) -> None:
     prof = cProfile.Profile()
     prof.enable()
@@ -334,6 +390,13 @@ def measure(
             statistics.median(edit_then_update(watched, root, p) * 1000 for _ in range(edit_rounds))
             for p, _ in targets
         ]
+        cls = most_read_class(watched)
+        if cls is not None:
+            runs = [member_then_update(watched, root, cls) for _ in range(edit_rounds + 1)]
+            out["member_class"] = f"{cls[0]}::{cls[1]}"
+            out["member_first_ms"] = runs[0][0] * 1000  # the file's first edit: parsed whole
+            out["member_ms"] = [t * 1000 for t, _ in runs[1:]]
+            out["member_resolved"] = [k for _, k in runs]
         if prof:
             fresh = Path(tmp) / "fresh"
             shutil.copytree(root, fresh, symlinks=True, ignore=shutil.ignore_patterns(".sleuth"))
@@ -402,6 +465,10 @@ def markdown(results: list[dict[str, Any]]) -> str:
     rows += [f"Graph update alone after a body edit (watching; re-tag, re-resolve, cache row, no "
              f"answer), {r['tree']}: {fmt_ms(r['update_watched_ms'])} ms." for r in results
              if "update_watched_ms" in r]
+    rows += [f"A method inserted into the most-read class, {r['member_class']} (watching, "
+             f"update alone): {fmt_ms(r['member_ms'])} ms, first edit of that file "
+             f"{r['member_first_ms']:.0f} ms; files resolved again: "
+             f"{', '.join(map(str, r['member_resolved']))}." for r in results if "member_ms" in r]
     rows += [f"Watcher latency (write -> generation moves), {r['tree']}: {fmt_ms(r['watcher_watched_ms'])} ms; "
              f"edited: {', '.join(r['edit_files'])}; top-ranked: {r['top']}." for r in results]
     return "\n".join(rows)

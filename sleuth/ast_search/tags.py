@@ -38,6 +38,7 @@ from sleuth.model import SymbolDef, SymbolRef, symbol_id
 
 __all__ = [
     "FileTags",
+    "Kept",
     "extract_tags",
     "extract_tag_tuples",
     "tags_supported",
@@ -55,7 +56,13 @@ _REF_KINDS = {"call": "call", "send": "call", "import": "import", "inherit": "in
 
 @dataclass(frozen=True)
 class FileTags:
-    """The declarations and uses of names in one file (``complete=False`` says why not)."""
+    """The declarations and uses of names in one file (``complete=False`` says why not).
+
+    ``kept`` (a re-tag's answer, ``tags_update.retag``) says which uses are the previous
+    version's, unchanged or moved; ``memo`` holds what a consumer derived from these tags for
+    the next version to reuse (the graph keeps each use's receiver there). Neither takes part
+    in comparisons: equal tags are equal however they were made.
+    """
 
     path: str
     lang: str
@@ -63,6 +70,21 @@ class FileTags:
     refs: list[SymbolRef] = field(default_factory=list)
     complete: bool = True
     reason: str | None = None
+    kept: Kept | None = field(default=None, compare=False, repr=False)
+    memo: dict[str, object] = field(default_factory=dict, compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class Kept:
+    """How a re-tag's uses relate to the previous version's (``previous``): its first
+    ``before`` uses are the previous first ``before`` ones, unchanged, with every byte before
+    them; its last ``after`` uses are the previous last ``after`` ones moved, with every byte
+    from ``hi`` (new coordinates) on the previous bytes from ``hi`` minus the edit's delta."""
+
+    previous: FileTags
+    before: int
+    after: int
+    hi: int
 
 
 @dataclass(slots=True)

@@ -33,6 +33,7 @@ from sleuth.ast_search.tag_rules import RULES
 from sleuth.ast_search.tags import (
     MAX_TAGS_BYTES,
     FileTags,
+    Kept,
     _collect,
     _compiled,
     _nest,
@@ -148,4 +149,5 @@ def retag(
             return None
     defs = [*defs_before, *_nest(_nested(inside_defs, path, rules), path), *defs_after]
     refs = [*refs_before, *_resolve_refs(inside_refs, inside_defs, path), *refs_after]
-    return FileTags(path, lang, defs, refs)
+    kept = Kept(old, len(refs_before), len(refs_after), hi)
+    return FileTags(path, lang, defs, refs, kept=kept)

@@ -203,6 +203,47 @@ def _alias_at(data: bytes, start: int, end: int) -> str | None:
     return None
 
 
+_SCAN_STOP = re.compile(rb"[^A-Za-z0-9_$.\x80-\xff \t\r\n?\->:]")
+"""A byte no backward scan of ``receiver_at`` passes (none of identifier characters,
+whitespace, ``.``, ``?``, ``-``, ``>``, ``:``)."""
+_SUPER_REACH = 121
+"""How far before a receiver's dot ``receiver_at`` looks for ``super(...)`` (plus one)."""
+
+
+def _receivers(
+    tags: FileTags, refs: Sequence[SymbolRef], data: bytes
+) -> tuple[str | None, ...]:
+    """Each use's receiver (``receiver_of``). A re-tag's uses that are the previous version's
+    (``kept``) keep the receivers found for it when every byte their scan reads is unchanged:
+    uses before the edit (the scan reads backwards only), and uses after it past a byte no scan
+    passes that lies ``_SUPER_REACH`` or more after the edited region. Imports are always
+    read again (their alias is read forwards too). The receivers are kept on ``tags`` for the
+    next version."""
+    kept: Any = getattr(tags, "kept", None)
+    prev: Any = None
+    if kept is not None:
+        prev = getattr(kept.previous, "memo", {}).get("receivers")
+        if prev is not None and len(prev) != len(kept.previous.refs):
+            prev = None
+    if prev is None:
+        out = tuple(receiver_of(data, r) for r in refs)
+    else:
+        n, before, after = len(refs), kept.before, kept.after
+        stop = _SCAN_STOP.search(data, kept.hi + _SUPER_REACH)
+        safe_from = stop.start() if stop is not None else len(data) + 1
+        shift = len(prev) - n
+        out = tuple(
+            prev[i] if r.kind != "import" and i < before
+            else prev[i + shift] if r.kind != "import" and i >= n - after and r.start_byte > safe_from
+            else receiver_of(data, r)
+            for i, r in enumerate(refs)
+        )
+    memo = getattr(tags, "memo", None)
+    if isinstance(memo, dict):
+        memo["receivers"] = out
+    return out
+
+
 def make_record(tags: FileTags, data: bytes | None, stamp: str) -> FileRecord:
     """Build the stored record of one file from its tags (and bytes, when given)."""
     path = tags.path
@@ -217,7 +258,7 @@ def make_record(tags: FileTags, data: bytes | None, stamp: str) -> FileRecord:
         receivers: tuple[str | None, ...] = tuple(None for _ in refs)
         signatures: tuple[str, ...] = tuple("" for _ in defs)
     else:
-        receivers = tuple(receiver_of(data, r) for r in refs)
+        receivers = _receivers(tags, refs, data)
         signatures = tuple(signature_of(data, d.start_byte, d.end_byte) for d in defs)
     return FileRecord(
         path=path,

@@ -163,6 +163,55 @@ def test_a_real_module_retags_like_a_full_extraction(steps: list[Step]) -> None:
     _check("resolve.py", "python", source, steps)
 
 
+def _check_records(path: str, lang: str, source: str, steps: list[Step]) -> int:
+    """The graph's record of each version (receivers found again only where an edit can have
+    changed them) equals the record of a full extraction; returns how many versions took the
+    re-tag shortcut."""
+    from sleuth.graph.records import make_record
+
+    trees = TreeCache()
+    data = source.encode()
+    make_record(tags_of(trees, path, "s0", data, lang), data, "s0")
+    shortcuts = 0
+    for i, step in enumerate(steps, 1):
+        data = _apply(data, *step)
+        tags = tags_of(trees, path, f"s{i}", data, lang)
+        shortcuts += tags.kept is not None
+        expected = make_record(extract_tags(path, data, lang), data, f"s{i}")
+        assert make_record(tags, data, f"s{i}") == expected, (i, data)
+    return shortcuts
+
+
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(edits())
+def test_records_of_retagged_versions_equal_full_ones(steps: list[Step]) -> None:
+    _check_records("m.py", "python", PY * 3, steps)  # long enough for receivers to be kept
+    _check_records("m.ts", "typescript", TS * 3, steps)
+
+
+@settings(max_examples=max(10, EXAMPLES // 4), deadline=None,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(edits())
+def test_records_of_a_real_module_retagged_equal_full_ones(steps: list[Step]) -> None:
+    source = (Path(__file__).resolve().parents[2] / "sleuth" / "graph" / "resolve.py").read_text()
+    _check_records("resolve.py", "python", source, steps)  # receivers on most uses (self.x)
+
+
+def test_receivers_are_kept_across_a_body_edit_and_still_equal() -> None:
+    from sleuth.graph.records import make_record
+
+    source = (Path(__file__).resolve().parents[2] / "sleuth" / "graph" / "resolve.py").read_bytes()
+    trees = TreeCache()
+    first = tags_of(trees, "r.py", "s0", source, "python")
+    make_record(first, source, "s0")
+    edited = b"# a comment\n" + source
+    tags = tags_of(trees, "r.py", "s1", edited, "python")
+    assert tags.kept is not None and tags.kept.after > 100
+    record = make_record(tags, edited, "s1")
+    assert record == make_record(extract_tags("r.py", edited, "python"), edited, "s1")
+    assert sum(r is not None for r in record.receivers) > 50  # self.x() and friends
+
+
 def test_usual_edits_take_the_shortcut_and_move_what_follows() -> None:
     trees = TreeCache()
     data = PY.encode()

@@ -81,7 +81,14 @@ def _grouped(infos: _Infos, adjacency: dict[str, dict[str, dict[str, Any]]]) -> 
                 by_kind.setdefault(kind, []).append(
                     (other, len(attrs["occurrences"]), attrs["precision"])
                 )
-    return [(kind, sorted(by_kind[kind], key=lambda t: infos.key(t[0]))) for kind in sorted(by_kind)]
+    key = infos.key
+    out: _Grouped = []
+    for kind in sorted(by_kind) if len(by_kind) > 1 else by_kind:
+        ends = by_kind[kind]
+        if len(ends) > 1:
+            ends.sort(key=lambda t: key(t[0]))
+        out.append((kind, ends))
+    return out
 
 
 def _groups(infos: _Infos, adjacency: dict[str, dict[str, dict[str, Any]]]) -> dict[str, EdgeGroup]:
@@ -109,8 +116,10 @@ def _groups_json(infos: _Infos, adjacency: dict[str, dict[str, dict[str, Any]]])
 
 
 def _members(graph: Graph, infos: _Infos, node_id: str) -> list[str]:
-    succ = graph.g._succ[node_id]
-    return sorted((v for v, keyed in succ.items() if "contains" in keyed), key=infos.key)
+    found = [v for v, keyed in graph.g._succ[node_id].items() if "contains" in keyed]
+    if len(found) > 1:
+        found.sort(key=infos.key)
+    return found
 
 
 def _decl_view(graph: Graph, infos: _Infos, node_id: str) -> DeclView:

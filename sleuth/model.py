@@ -8,9 +8,12 @@ ranges 0-based and end-exclusive.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 __all__ = ["Match", "SkipCounts", "SymbolDef", "SymbolRef", "symbol_id"]
+
+
+_M = TypeVar("_M")
 
 
 @dataclass(frozen=True)
@@ -98,6 +101,25 @@ class SymbolDef:
     def qualified(self) -> str:
         return f"{self.container}.{self.name}" if self.container else self.name
 
+    def moved(self, delta: int, lines: int) -> SymbolDef:
+        """The same declaration ``delta`` bytes and ``lines`` lines further (``_moved``)."""
+        fields = self.__dict__.copy()
+        for key in ("start_byte", "end_byte", "name_start", "name_end"):
+            fields[key] += delta
+        fields["line"] += lines
+        fields["end_line"] += lines
+        return _moved(SymbolDef, fields)
+
+
+def _moved(cls: type[_M], fields: dict[str, object]) -> _M:
+    """An instance of frozen dataclass ``cls`` with these field values, made without its
+    ``__init__``: an edit moves every declaration and use after it, thousands in a large file,
+    and the frozen ``__init__`` (a guarded ``setattr`` per field) took twice as long
+    (tests/test_model.py checks that it equals the constructor's instance)."""
+    out = object.__new__(cls)
+    object.__setattr__(out, "__dict__", fields)
+    return out
+
 
 @dataclass(frozen=True)
 class SymbolRef:
@@ -117,3 +139,11 @@ class SymbolRef:
     enclosing: str | None = None
     target: str | None = None
     module: str | None = None  # for imports: the imported module path as written ("pkg.mod")
+
+    def moved(self, delta: int, lines: int) -> SymbolRef:
+        """The same use ``delta`` bytes and ``lines`` lines further (``_moved``)."""
+        fields = self.__dict__.copy()
+        fields["start_byte"] += delta
+        fields["end_byte"] += delta
+        fields["line"] += lines
+        return _moved(SymbolRef, fields)

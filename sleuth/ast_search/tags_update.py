@@ -118,13 +118,10 @@ def retag(
     )
 
     def moved_def(d: SymbolDef) -> SymbolDef:
-        return SymbolDef(d.id, d.name, d.kind, d.container, d.path, d.start_byte + delta,
-                         d.end_byte + delta, d.line + lines, d.end_line + lines,
-                         d.name_start + delta, d.name_end + delta)
+        return d.moved(delta, lines)
 
     def moved_ref(r: SymbolRef) -> SymbolRef:
-        return SymbolRef(r.name, r.kind, r.path, r.start_byte + delta, r.end_byte + delta,
-                         r.line + lines, r.enclosing, r.target, r.module)
+        return r.moved(delta, lines)
 
     def_parts = _outside(old.defs, old_lo, old_hi, moved_def)
     ref_parts = _outside(old.refs, old_lo, old_hi, moved_ref)

@@ -76,12 +76,15 @@ class FileTags:
 
 @dataclass(frozen=True)
 class Kept:
-    """How a re-tag's uses relate to the previous version's (``previous``): its first
-    ``before`` uses are the previous first ``before`` ones, unchanged, with every byte before
-    them; its last ``after`` uses are the previous last ``after`` ones moved, with every byte
-    from ``hi`` (new coordinates) on the previous bytes from ``hi`` minus the edit's delta."""
+    """How a re-tag's uses relate to the previous version's: its first ``before`` uses are the
+    previous first ``before`` ones, unchanged, with every byte before them; its last ``after``
+    uses are the previous last ``after`` ones moved, with every byte from ``hi`` (new
+    coordinates) on the previous bytes from ``hi`` minus the edit's delta. ``memo`` is the
+    previous version's ``FileTags.memo`` and ``count`` its number of uses (the previous tags
+    themselves are not held: each version would hold the one before, and so on)."""
 
-    previous: FileTags
+    memo: dict[str, object]
+    count: int
     before: int
     after: int
     hi: int

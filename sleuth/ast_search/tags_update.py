@@ -146,5 +146,5 @@ def retag(
             return None
     defs = [*defs_before, *_nest(_nested(inside_defs, path, rules), path), *defs_after]
     refs = [*refs_before, *_resolve_refs(inside_refs, inside_defs, path), *refs_after]
-    kept = Kept(old, len(refs_before), len(refs_after), hi)
+    kept = Kept(old.memo, len(old.refs), len(refs_before), len(refs_after), hi)
     return FileTags(path, lang, defs, refs, kept=kept)

@@ -222,8 +222,8 @@ def _receivers(
     kept: Any = getattr(tags, "kept", None)
     prev: Any = None
     if kept is not None:
-        prev = getattr(kept.previous, "memo", {}).get("receivers")
-        if prev is not None and len(prev) != len(kept.previous.refs):
+        prev = kept.memo.get("receivers")
+        if prev is not None and len(prev) != kept.count:
             prev = None
     if prev is None:
         out = tuple(receiver_of(data, r) for r in refs)

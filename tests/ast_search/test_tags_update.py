@@ -269,3 +269,22 @@ def test_regression_a_reparse_with_a_syntax_error_is_a_fresh_parse() -> None:
         assert str(tree.root_node) == str(parse("typescript", data).root_node), i
     assert parse("typescript", data).root_node.has_error
     _check("m.ts", "typescript", TS, steps)
+
+
+def test_a_retag_does_not_hold_the_versions_before_it() -> None:
+    # Each version's tags say what they kept of the previous one, without holding the previous
+    # tags: a long session of edits must not keep every version of a file alive.
+    import gc
+    import weakref
+
+    trees = TreeCache()
+    data = PY.encode()
+    first = tags_of(trees, "m.py", "s0", data, "python")
+    gone = weakref.ref(first)
+    del first
+    for i in range(1, 4):
+        data = b"# edit\n" + data
+        tags = tags_of(trees, "m.py", f"s{i}", data, "python")
+        assert tags.kept is not None
+    gc.collect()
+    assert gone() is None

@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from sleuth.ast_search.tags import extract_tags
 from sleuth.graph import Graph
 from sleuth.graph.resolve import Resolver
 from tests.graph.fixtures import Tags, label, py_tags
@@ -53,3 +54,23 @@ def spy_resolutions(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
     monkeypatch.setattr(Resolver, "resolve_file", spy)
     return resolved
+
+
+def build_tagged(state: dict[str, str | None], lang: str) -> Graph:
+    """A graph of ``{path: source}`` (None: absent) tagged by the real extractor as ``lang``."""
+    graph = Graph()
+    graph.update_files([
+        (extract_tags(p, t.encode(), lang), t.encode(), None)
+        for p, t in sorted(state.items())
+        if t is not None
+    ])
+    return graph
+
+
+def apply_tagged(graph: Graph, path: str, text: str | None, lang: str) -> None:
+    """Replace ``path`` by ``text`` tagged as ``lang`` (None: remove it, if present)."""
+    if text is None:
+        if graph.has_file(path):
+            graph.remove_file(path)
+    else:
+        graph.update_file(extract_tags(path, text.encode(), lang), text.encode())

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from sleuth.ast_search.tags import extract_tags
 from sleuth.graph import Graph, make_record
 from sleuth.workspace.reader import stamp_bytes
-from tests.graph.helpers import spy_resolutions
+from tests.graph.helpers import apply_tagged, build_tagged, spy_resolutions
 
 BASE = (
     "from lib.mixins import Mixin\n"
@@ -136,19 +136,11 @@ def _tags(path: str, text: str) -> Any:
 
 
 def build(state: dict[str, str | None]) -> Graph:
-    graph = Graph()
-    graph.update_files(
-        [(_tags(p, t), t.encode(), None) for p, t in sorted(state.items()) if t is not None]
-    )
-    return graph
+    return build_tagged(state, "python")
 
 
 def apply(graph: Graph, path: str, text: str | None) -> None:
-    if text is None:
-        if graph.has_file(path):
-            graph.remove_file(path)
-    else:
-        graph.update_file(_tags(path, text), text.encode())
+    apply_tagged(graph, path, text, "python")
 
 
 def apply_batch(graph: Graph, texts: dict[str, str | None]) -> None:

@@ -14,9 +14,8 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sleuth.ast_search.tags import extract_tags
 from sleuth.graph import Graph
-from tests.graph.helpers import spy_resolutions
+from tests.graph.helpers import apply_tagged, build_tagged, spy_resolutions
 
 BASE = (
     'import { Mixin } from "./mixin";\n'
@@ -78,24 +77,12 @@ PATHS = sorted(VARIANTS)
 EXAMPLES = int(os.environ.get("GRAPH_EXAMPLES", "60"))
 
 
-def _tags(path: str, text: str) -> Any:
-    return extract_tags(path, text.encode(), "typescript")
-
-
 def build(state: dict[str, str | None]) -> Graph:
-    graph = Graph()
-    graph.update_files(
-        [(_tags(p, t), t.encode(), None) for p, t in sorted(state.items()) if t is not None]
-    )
-    return graph
+    return build_tagged(state, "typescript")
 
 
 def apply(graph: Graph, path: str, text: str | None) -> None:
-    if text is None:
-        if graph.has_file(path):
-            graph.remove_file(path)
-    else:
-        graph.update_file(_tags(path, text), text.encode())
+    apply_tagged(graph, path, text, "typescript")
 
 
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -18,7 +18,6 @@ is recreated), and ``sync`` then rebuilds everything.
 from __future__ import annotations
 
 import contextlib
-import gc
 import marshal
 import os
 import sqlite3
@@ -29,6 +28,7 @@ from dataclasses import dataclass, field, replace
 
 from sleuth.graph.build import BlobSources, Graph, encode_blobs
 from sleuth.graph.records import FileRecord, FileTags, make_record
+from sleuth.graph.updates import no_gc
 from sleuth.write_behind import WriteBehind, courteous
 
 __all__ = [
@@ -135,16 +135,12 @@ class GraphStore:
         self._behind.wait()
         if not os.path.exists(self.path):
             return Graph(), {}
-        was_enabled = gc.isenabled()
-        gc.disable()  # millions of small acyclic objects: the collector would only rescan them
-        try:
-            return self._load()
-        except _BAD:
-            self._discard()
-            return Graph(), {}
-        finally:
-            if was_enabled:
-                gc.enable()
+        with no_gc():
+            try:
+                return self._load()
+            except _BAD:
+                self._discard()
+                return Graph(), {}
 
     def _load(self) -> tuple[Graph, dict[str, Stat]]:
         db = self._connect()

@@ -26,7 +26,7 @@ from sleuth.graph.resolve import EdgeKey, Resolution, Resolver
 from sleuth.graph.state import GraphState
 from sleuth.graph.table import NewVersion, ResolutionRow, resolution_from_row
 
-__all__ = ["GraphUpdates", "Change"]
+__all__ = ["GraphUpdates", "Change", "no_gc"]
 
 _BATCH = 64
 Change = FileRecord | RecordRow | bytes | None
@@ -63,7 +63,7 @@ class GraphUpdates(GraphState):
         self.version += 1
         # A big batch allocates millions of small objects holding no cycles; the cyclic
         # collector scanning them repeatedly would double the build time.
-        with _no_gc():
+        with no_gc():
             self._apply(changes, parallel)
 
     def _index(self, path: str) -> FileIndex:
@@ -190,7 +190,7 @@ class GraphUpdates(GraphState):
 
         Records stay rows until first asked for; nothing is marked as changed.
         """
-        with _no_gc():
+        with no_gc():
             self.version += 1
             self._semantic = dict(semantic)
             resolutions: list[tuple[str, ResolutionRow]] = []
@@ -205,7 +205,9 @@ class GraphUpdates(GraphState):
 
 
 @contextlib.contextmanager
-def _no_gc() -> Iterator[None]:
+def no_gc() -> Iterator[None]:
+    """The cyclic collector off (as it was before, after): a load, a build or a sync allocates
+    millions of small acyclic objects, which the collector would only rescan."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:

@@ -36,8 +36,6 @@ import time
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from itertools import compress, count
-from operator import is_not
 from typing import Any
 
 from sleuth.ast_search import TreeCache, language_for_path
@@ -48,9 +46,11 @@ from sleuth.graph import DEFAULT_CACHE, FileRecord, Graph, GraphStore, make_reco
 from sleuth.graph.queries import file_declarations_json
 from sleuth.graph.rank import preload as preload_rank
 from sleuth.graph.records import record_row, record_to_row
+from sleuth.graph.updates import no_gc
 from sleuth.graph.workers import can_fork, worker_count
 from sleuth.query.symbols_mode import SymbolSource, TagsCache
 from sleuth.workspace import FileEntry, FileText, Workspace
+from sleuth.workspace.listing_patch import replaced_entries
 
 __all__ = ["GraphKeeper", "plan_graph", "DEFAULT_DEPTH", "POOL_MIN_FILES", "FREEZE_MIN_FILES"]
 
@@ -128,18 +128,14 @@ class GraphKeeper:
         # The cyclic collector stays off for the sync: a load or a build allocates millions of
         # small acyclic objects, and whatever collection came first after it (re-enabled
         # before the graph is frozen) would walk them all once more — 0.2-0.4 s on Django.
-        was_enabled = gc.isenabled()
-        gc.disable()
-        try:
-            return self._sync(tags, trees, files, generation)
-        except BaseException:
-            # half synced (the stat signatures already say "seen"): the next query starts
-            # again from the cache, which only ever holds whole updates
-            self._graph = None
-            raise
-        finally:
-            if was_enabled:
-                gc.enable()
+        with no_gc():
+            try:
+                return self._sync(tags, trees, files, generation)
+            except BaseException:
+                # half synced (the stat signatures already say "seen"): the next query starts
+                # again from the cache, which only ever holds whole updates
+                self._graph = None
+                raise
 
     def _sync(self, tags: TagsCache, trees: TreeCache | None, files: Sequence[FileEntry],
               generation: int | None) -> Graph:
@@ -175,10 +171,11 @@ class GraphKeeper:
         is looked at whole.
         """
         prev = self._listing
-        if prev is None or len(prev) != len(files):
+        replaced = replaced_entries(prev, files) if prev is not None else None
+        if prev is None or replaced is None:
             return None
         out = []
-        for i in compress(count(), map(is_not, prev, files)):
+        for i in replaced:
             if prev[i].path != files[i].path:
                 return None
             out.append(files[i])
@@ -243,9 +240,14 @@ class GraphKeeper:
         if len(jobs) >= POOL_MIN_FILES and can_fork():
             return changes, touched, jobs
         for ft, lang in jobs:
-            file_tags, data = _tags_of(ft, lang, tags, trees)
-            changes[ft.path] = make_record(file_tags, data, ft.stamp)
+            changes[ft.path] = _record_here(ft, lang, tags, trees)
         return changes, touched, []
+
+
+def _record_here(ft: FileText, lang: str, tags: TagsCache, trees: TreeCache | None) -> FileRecord:
+    """The record of one file tagged in this process (re-tagged where an edit touched it)."""
+    file_tags, data = _tags_of(ft, lang, tags, trees)
+    return make_record(file_tags, data, ft.stamp)
 
 
 def _tags_of(
@@ -290,8 +292,7 @@ def _tag_stream(
             yield item
             done += 1
     for ft, lang in jobs[done:]:
-        file_tags, data = _tags_of(ft, lang, tags, trees)
-        yield ft.path, make_record(file_tags, data, ft.stamp)
+        yield ft.path, _record_here(ft, lang, tags, trees)
 
 
 def _tag_in_pool(jobs: list[tuple[FileText, str]]) -> Iterator[tuple[str, bytes]]:

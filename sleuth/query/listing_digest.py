@@ -11,12 +11,10 @@ xxh3 of the entries' digests in order.
 
 from __future__ import annotations
 
-from itertools import compress, count
-from operator import is_not
-
 import xxhash
 
 from sleuth.workspace import FileEntry
+from sleuth.workspace.listing_patch import replaced_entries
 
 __all__ = ["listing_digest"]
 
@@ -36,9 +34,10 @@ def listing_digest(files: list[FileEntry]) -> str:
     if hit is not None and hit[0] is files:
         return hit[1]
     last = _last
-    if last is not None and len(last[0]) == len(files):
+    replaced = replaced_entries(last[0], files) if last is not None else None
+    if last is not None and replaced is not None:
         digests = bytearray(last[1])
-        for i in compress(count(), map(is_not, last[0], files)):
+        for i in replaced:
             digests[8 * i : 8 * i + 8] = _entry(files[i])
     else:
         digests = bytearray(b"".join(map(_entry, files)))

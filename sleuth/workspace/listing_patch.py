@@ -19,11 +19,14 @@ from __future__ import annotations
 import bisect
 import os
 import stat
+from collections.abc import Sequence
 from dataclasses import replace
+from itertools import compress, count
+from operator import is_not
 
 from sleuth.workspace.walker import FileEntry, FileList
 
-__all__ = ["patch_listings", "RULE_FILES"]
+__all__ = ["patch_listings", "replaced_entries", "RULE_FILES"]
 
 RULE_FILES = frozenset(
     {".gitignore", ".ignore", ".rgignore", "exclude", "pyproject.toml", ".sleuth.toml", ".git"}
@@ -31,6 +34,15 @@ RULE_FILES = frozenset(
 """Files whose change can change what is listed: never patched over."""
 
 Listings = dict[tuple[object, ...], tuple[int, FileList]]
+
+
+def replaced_entries(old: Sequence[FileEntry], new: Sequence[FileEntry]) -> list[int] | None:
+    """The positions where listing ``new`` holds another entry object than ``old`` (compared
+    by identity, in C): after a patch, the files it re-stat'ed. None when the lengths differ
+    (not a patch of ``old``: look at the whole listing)."""
+    if len(old) != len(new):
+        return None
+    return list(compress(count(), map(is_not, old, new)))
 
 
 def _index(files: list[FileEntry], rel: str) -> int | None:

@@ -165,3 +165,16 @@ def test_the_generation_moves_only_once_the_listing_is_patched(
         after = ws.list_files()  # at once: no sleep
         assert walks == []
         assert [f.size for f in after.files if f.path == "b.txt"] == [(root / "b.txt").stat().st_size]
+
+
+def test_replaced_entries_are_the_positions_a_patch_changed() -> None:
+    from sleuth.workspace import FileEntry
+    from sleuth.workspace.listing_patch import replaced_entries
+
+    old = [FileEntry(f"f{i}.py", i, i) for i in range(5)]
+    new = list(old)
+    new[1] = FileEntry("f1.py", 10, 10)
+    new[4] = FileEntry("f4.py", 4, 4)  # equal, but another object: re-stat'ed by the patch
+    assert replaced_entries(old, new) == [1, 4]
+    assert replaced_entries(old, list(old)) == []
+    assert replaced_entries(old, new[:4]) is None  # not a patch of old

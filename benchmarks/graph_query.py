@@ -55,6 +55,7 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__)
 
 import argparse  # noqa: E402
 import cProfile  # noqa: E402
+import functools  # noqa: E402
 import itertools  # noqa: E402
 import json  # noqa: E402
 import pstats  # noqa: E402
@@ -226,6 +227,13 @@ def edit_then_query(
     return seconds, noticed
 
 
+def synced_graph(wb: Workbench) -> Graph:
+    """The workbench's graph after its keeper's sync (what any graph query does first)."""
+    engines = wb._engines
+    graph: Graph = engines.graph.graph(engines.tags, engines.trees, wb.workspace.list_files().files)
+    return graph
+
+
 def edit_then_update(wb: Workbench, root: Path, path: str) -> float:
     """A body edit of ``path`` from outside, noticed by a watching workbench; seconds the graph
     takes to take it in (re-tag, re-resolve, cache row), with no answer built: what the next
@@ -233,11 +241,7 @@ def edit_then_update(wb: Workbench, root: Path, path: str) -> float:
     n = next(_nonce)
     original = (root / path).read_bytes()
     wb.search(f"graph:{path}", limit=1, depth=nonce())
-    engines = wb._engines
-    keeper = engines.graph
-
-    def update() -> Any:
-        return keeper.graph(engines.tags, engines.trees, wb.workspace.list_files().files)
+    update = functools.partial(synced_graph, wb)
 
     line = update().record(path).defs[0].line
     start = wb.workspace.generation
@@ -255,8 +259,7 @@ def edit_then_update(wb: Workbench, root: Path, path: str) -> float:
 def most_read_class(wb: Workbench) -> tuple[str, str, str] | None:
     """(path, class name, a member's name) of the Python class with the most incoming uses
     (counted over its members too) that has a method to insert before, or None."""
-    engines = wb._engines
-    graph = engines.graph.graph(engines.tags, engines.trees, wb.workspace.list_files().files)
+    graph = synced_graph(wb)
     best: tuple[int, str, str, str] | None = None
     for path in graph.files():
         if not path.endswith(".py"):
@@ -281,11 +284,7 @@ def member_then_update(wb: Workbench, root: Path, target: tuple[str, str, str]) 
     path, cls, member = target
     n = next(_nonce)
     original = (root / path).read_bytes()
-    engines = wb._engines
-    keeper = engines.graph
-
-    def update() -> Any:
-        return keeper.graph(engines.tags, engines.trees, wb.workspace.list_files().files)
+    update = functools.partial(synced_graph, wb)
 
     graph = update()
     before = {p: id(graph.resolution(p)) for p in graph.files()}

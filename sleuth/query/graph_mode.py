@@ -41,7 +41,7 @@ from typing import Any
 from sleuth.ast_search import TreeCache, language_for_path
 from sleuth.ast_search.tags import FileTags, extract_tag_tuples, extract_tags, tags_supported
 from sleuth.ast_search.tags_update import tags_of
-from sleuth.errors import NotFound
+from sleuth.errors import InvalidQuery, NotFound
 from sleuth.graph import DEFAULT_CACHE, FileRecord, Graph, GraphStore, make_record
 from sleuth.graph.queries import file_declarations_json
 from sleuth.graph.rank import preload as preload_rank
@@ -342,7 +342,10 @@ def plan_graph(
     source = SymbolSource()
     body = body.strip()
     if body.startswith("#"):
-        node_id = body[1:]
+        node_id = body[1:].strip()
+        if not node_id:
+            raise InvalidQuery("graph:# needs a declaration id (graph:#ID); ids come from "
+                               "symbols: or graph:PATH")
         view = graph.node_view(node_id)
         for direction, uses in (("in", view.incoming), ("out", view.outgoing)):
             for use in uses:

@@ -121,12 +121,19 @@ def test_regression_existing_folder_is_not_reported_missing(wb: Workbench) -> No
     assert res["matches"][0]["graph"] == run(wb, "graph:pkg/mod.py")["matches"][0]["graph"]
 
 
-@pytest.mark.parametrize("node", ["0000deadbeef", "", "lib.py::helper", "helper", "secret/spy.py"])
+@pytest.mark.parametrize("node", ["0000deadbeef", "lib.py::helper", "helper", "secret/spy.py"])
 def test_unknown_id_is_not_found(wb: Workbench, node: str) -> None:
     with pytest.raises(NotFound):
         wb.search(f"graph:#{node}")
     with pytest.raises(NotFound):
         wb.search(f"graph:#{node}", navigation="references")
+
+
+@pytest.mark.parametrize("query", ["graph:#", "graph:#  "])
+def test_an_id_left_out_is_invalid_query(wb: Workbench, query: str) -> None:
+    with pytest.raises(InvalidQuery) as err:
+        wb.search(query)
+    assert err.value.code == "invalid_query" and "graph:#ID" in err.value.message
 
 
 @pytest.mark.parametrize("path", ["/etc/passwd", "../outside.py", "lib/../../x.py"])

@@ -42,7 +42,11 @@ class Workbench:
         build_index: bool = True,
         watch: bool = False,
         servers: bool = True,
+        one_shot: bool = False,
     ) -> None:
+        """``one_shot``: this workbench answers a query or two and goes (a CLI call), so a
+        ``graph:PATH`` reads only the part of a current graph cache it shows instead of
+        loading the whole graph, which a long-running face keeps for its next queries."""
         self.workspace = Workspace(root, no_ignore=no_ignore)
         if watch:
             self.workspace.watch()  # listings and the index are then reused between queries
@@ -52,7 +56,7 @@ class Workbench:
         self._index: IndexKeeper | None = None
         self._trees_: TreeCache | None = None
         self._use_servers = servers
-        self._engines = Engines(make_servers=self._servers)
+        self._engines = Engines(make_servers=self._servers, one_shot=one_shot)
         self._resolver = Resolver(
             self.workspace, self._registry, complete=self._complete, rerun=self._rerun
         )

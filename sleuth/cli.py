@@ -131,11 +131,12 @@ EngineFactory = Callable[[str, bool], Engine]
 
 def default_engine(root: str, no_ignore: bool) -> Engine:
     """The real ``Workbench`` for one CLI call: it loads an index from ``.sleuth/`` if there is
-    one but never builds it (that is ``sleuth index``'s job, or a long-running face's).
+    one but never builds it (that is ``sleuth index``'s job, or a long-running face's), and
+    answers ``graph:PATH`` from the part of the graph cache it reads (``one_shot``).
     Imported late so ``--help`` and usage errors stay instant."""
     from sleuth.api import Workbench
 
-    return Workbench(root, no_ignore=no_ignore, build_index=False)
+    return Workbench(root, no_ignore=no_ignore, build_index=False, one_shot=True)
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
 from sleuth.graph.build import BlobSources, Graph, encode_blobs
+from sleuth.graph.partial import load_part
 from sleuth.graph.records import FileRecord, FileTags, make_record
 from sleuth.graph.updates import no_gc
 from sleuth.write_behind import WriteBehind, courteous
@@ -149,11 +150,10 @@ class GraphStore:
             if self._meta(db, "format") != _FORMAT:
                 return Graph(), {}  # another version's rows: the next write replaces them all
             epoch = self._meta(db, "epoch")
-            semantic = {
-                (str(u), str(v), str(k)): str(o)
-                for u, v, k, o in db.execute("SELECT u, v, k, owner FROM semantic")
-            }
-            rows = db.execute("SELECT path, size, mtime_ns, record, resolution FROM files")
+            semantic = _semantic(db)
+            rows = db.execute(
+                "SELECT path, size, mtime_ns, record, resolution FROM files ORDER BY rowid"
+            )
             stats: dict[str, Stat] = {}
             decoded = []
             for path, size, mtime, rec, res in rows:
@@ -166,6 +166,28 @@ class GraphStore:
         graph.restore_rows(decoded, semantic)
         self._epoch = epoch
         return graph, stats
+
+    def load_part(
+        self, stats: Mapping[str, Stat], wanted: Callable[[list[str]], list[str]]
+    ) -> Graph | None:
+        """Only the part of the cached graph that the views of the files ``wanted`` read
+        (``partial.load_part``), when the cache holds exactly the files of ``stats`` with
+        those signatures; None when it does not or the part would not pay (load in full)."""
+        self._behind.wait()
+        if not os.path.exists(self.path):
+            return None
+        with no_gc():
+            try:
+                db = self._connect()
+                db.execute("BEGIN")
+                try:
+                    if self._meta(db, "format") != _FORMAT:
+                        return None
+                    return load_part(db, stats, wanted, _semantic(db))
+                finally:
+                    db.execute("COMMIT")
+            except _BAD:
+                return None  # a full load decides what to do with a bad cache
 
     # -- writing ------------------------------------------------------------------------------
 
@@ -304,6 +326,14 @@ class _Rows:
         if self.semantic is not None:
             db.execute("DELETE FROM semantic")
             db.executemany("INSERT INTO semantic VALUES (?, ?, ?, ?)", self.semantic)
+
+
+def _semantic(db: sqlite3.Connection) -> dict[tuple[str, str, str], str]:
+    """The confirmed edges as stored: (source, target, kind) -> the file that owns each."""
+    return {
+        (str(u), str(v), str(k)): str(o)
+        for u, v, k, o in db.execute("SELECT u, v, k, owner FROM semantic")
+    }
 
 
 def _file_row(graph: Graph, path: str, stat: Stat | None) -> _FileRow:

@@ -129,6 +129,9 @@ class Engines:
     symbol_paths: dict[str, str] = field(default_factory=dict)  # id -> path hints (symbol:#)
     graph: Any = None  # sleuth.query.graph_mode.GraphKeeper, made on the first graph: query
     confirmer: Any = None  # sleuth.query.graph_confirm.Confirmer, made on the first graph:#ID
+    # A process that answers once and exits (the CLI): ``graph:PATH`` reads only the part of a
+    # current graph cache it needs instead of loading it whole (``GraphKeeper.part``).
+    one_shot: bool = False
 
 
 def _setup(rt: Route, engines: Engines) -> str:
@@ -262,8 +265,12 @@ def _plan_graph(prepared: Prepared, engines: Engines) -> None:
     ws, req = prepared.ws, prepared.request
     # the answer depends on the whole workspace, whatever the scope: so do its sync and identity
     everything = _whole_listing(prepared)
-    graph = engines.graph.graph(engines.tags, engines.trees, everything)
     body = prepared.route.body.strip()
+    graph = None
+    if engines.one_shot and body and not body.startswith("#"):
+        graph = engines.graph.part(everything, _viewed(ws, body))
+    if graph is None:
+        graph = engines.graph.graph(engines.tags, engines.trees, everything)
     if body.startswith("#"):  # the one declaration this query touches: ask its server
         from sleuth.query.graph_confirm import Confirmer
 
@@ -298,6 +305,15 @@ def _plan_graph(prepared: Prepared, engines: Engines) -> None:
     by_path = {f.path: f for f in prepared.files}
     prepared.files = [by_path.get(p) or FileEntry(p, 0, 0) for p in source.paths]
     prepared.stages = [Stage("graph", None, source)]
+
+
+def _viewed(ws: Workspace, body: str) -> Callable[[list[str]], list[str]]:
+    """The graph files whose views ``graph:PATH`` shows, given all of them: the file, or
+    the files under a folder (as ``plan_graph`` picks them)."""
+    path = ws.validate_path(body)
+    if not (ws.root / path).is_dir():
+        return lambda paths: [path]
+    return lambda paths: [p for p in paths if not path or p.startswith(path + "/")]
 
 
 def _languages_without_symbols(files: Sequence[FileEntry], lang: str | None) -> set[str]:

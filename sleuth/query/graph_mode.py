@@ -33,7 +33,7 @@ import multiprocessing
 import os
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
@@ -82,6 +82,7 @@ class GraphKeeper:
         self._covered: dict[str, bool] = {}  # path -> has a language (graph files)
         self._listing: Sequence[FileEntry] | None = None  # the listing of the last sync
         self._racy: set[str] = set()  # files read too soon after a change to trust their stat
+        self.parts = 0  # answers read from a part of the cache (``part``)
 
     @property
     def cache_path(self) -> str:
@@ -109,6 +110,19 @@ class GraphKeeper:
         why a small graph, cheap to walk, is not frozen.
         """
         gc.freeze()
+
+    def part(self, files: Sequence[FileEntry], wanted: Callable[[list[str]], list[str]]) -> Graph | None:
+        """For a one-shot process: only the part of a current cache that the views of the
+        files ``wanted`` read (``graph.partial``; ``files`` is the whole workspace's listing),
+        or None (load and sync in full: ``graph``). Never kept: the next ``graph`` loads
+        everything, and nothing is written from a part."""
+        if self._graph is not None:
+            return None
+        stats = {e.path: (e.size, e.mtime_ns) for e in files if self._covers(e.path)}
+        part = self._store.load_part(stats, wanted)
+        if part is not None:
+            self.parts += 1
+        return part
 
     def flush(self) -> int:
         """Write what changed since the last write (e.g. edits confirmed by a language server)."""

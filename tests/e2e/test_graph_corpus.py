@@ -14,6 +14,7 @@ the graph cache lands in the corpus's own ``.sleuth/`` and is reused by later ru
 
 from __future__ import annotations
 
+import random
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -213,3 +214,31 @@ def test_rank_personalised_by_a_file(wb: Workbench) -> None:
     path = "django/contrib/auth/hashers.py"
     mine = search(wb, "graph:", path=path, limit=10)["matches"]
     assert any(m["path"] == path for m in mine[:5]), [m["path"] for m in mine]
+
+
+# -- a one-shot process reads only a part of the cache ------------------------------------------
+
+
+def test_one_shot_graph_path_answers_from_a_part_as_the_whole_graph_does(wb: Workbench) -> None:
+    """A CLI call's ``graph:PATH`` (``one_shot``) reads only the part of the current cache its
+    view needs (``sleuth.graph.partial``); on 25 sampled Django files and 3 folders its answer
+    equals the answer of the workbench holding the whole graph."""
+    search(wb, "graph:", limit=5)  # synced, and its cache written
+    wb._engines.graph._store.wait()
+    files = [p for p in wb._engines.graph._graph.files() if p.startswith("django/")]
+    rng = random.Random(7)
+    sample = rng.sample(files, 25) + ["django/db/models/base.py", "django/utils", "django/db/models/fields"]
+    used = 0
+    for n, path in enumerate(sample):
+        whole = search(wb, f"graph:{path}", limit=1000, depth=1000 + n)  # another identity
+        with Workbench(django_tree(), servers=False, build_index=False, one_shot=True) as one:
+            part = search(one, f"graph:{path}", limit=1000, depth=2000 + n)
+            used += one._engines.graph.parts
+        assert (part["total"], part["complete"]) == (whole["total"], whole["complete"]), path
+        # compared without the references, which name each answer's own result
+        assert [_unref(m) for m in part["matches"]] == [_unref(m) for m in whole["matches"]], path
+    assert used >= len(sample) - 2, used
+
+
+def _unref(match: Json) -> Json:
+    return {k: v for k, v in match.items() if k != "ref"}

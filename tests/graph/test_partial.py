@@ -16,6 +16,8 @@ import marshal
 import os
 import shutil
 import sqlite3
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -164,3 +166,29 @@ def test_an_edge_to_a_file_the_part_would_lack_loads_the_whole_graph(tmp_path: P
     part, parts = _answer(root, "graph:app.py", one_shot=True)
     assert parts == 0
     assert part["total"] == whole["total"]
+
+
+def test_the_cli_answers_graph_path_from_a_part(tmp_path: Path) -> None:
+    """``sleuth search graph:PATH`` is one-shot: it reads the part alone. A record row the part
+    does not need is made unreadable first: a full load would find it and rebuild the cache,
+    the part never reads it — and the answer is still the whole graph's."""
+    root = _aged(FIXTURES / "graph_py", tmp_path / "p")
+    _built(root)
+    whole, _ = _answer(root, "graph:tools/helpers.py", one_shot=False)
+    db = sqlite3.connect(root / DEFAULT_CACHE)
+    db.execute("UPDATE files SET record = ? WHERE path = 'shop/pricing.py'", (b"unreadable",))
+    db.commit()
+    db.close()
+    proc = subprocess.run(
+        [sys.executable, "-m", "sleuth", "search", "graph:tools/helpers.py", "--limit", "1000",
+         "--root", str(root), "--json"],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    res = json.loads(proc.stdout)
+    matches = [{k: v for k, v in m.items() if k != "ref"} for m in res["matches"]]
+    assert {"matches": matches, "total": res["total"], "complete": res["complete"]} == whole
+    db = sqlite3.connect(root / DEFAULT_CACHE)  # the file now there (a full load replaces it)
+    row = db.execute("SELECT record FROM files WHERE path = 'shop/pricing.py'").fetchone()
+    db.close()
+    assert row == (b"unreadable",)  # never read, never rewritten

@@ -12,6 +12,10 @@ never touch the shared corpus):
   the Python heap peak, in a separate run since tracing slows everything);
 * **cache load** -- the first ``search("graph:")`` of a second new ``Workbench`` (the cache is
   there);
+* **one query per process** -- ``sleuth search graph:PATH --json`` (the file of the top-ranked
+  declaration) in a fresh process, as an agent calling the CLI runs it: it reads only the part
+  of the current cache that file's view needs; beside it, a fresh process giving the same
+  answer from the whole cache (``Workbench(one_shot=False)``), what such a call cost before;
 * **warm** -- median latency of ``graph:PATH`` (the file of the top-ranked declaration),
   ``graph:#ID`` (that declaration: the most used one, so the largest answer) and ``graph:``
   (``limit=20``), for an unwatched Workbench (the library default: every query re-stamps the
@@ -307,6 +311,41 @@ def member_then_update(wb: Workbench, root: Path, target: tuple[str, str, str]) 
     return seconds, again
 
 
+# A fresh process answering one graph:PATH as the CLI does, but loading the whole graph
+# (``one_shot=False``): what every CLI call paid before it read only the part it needs.
+_WHOLE = (
+    "import json, sys\n"
+    "from sleuth.api import Workbench\n"
+    "with Workbench(sys.argv[1], build_index=False, one_shot=False) as wb:\n"
+    "    print(json.dumps(wb.search(sys.argv[2], limit=20, depth=int(sys.argv[3])).to_json()))\n"
+)
+
+
+def cli_calls(root: Path, path: str, rounds: int) -> dict[str, float]:
+    """Median ms of ``sleuth search graph:PATH --json`` in a fresh process (it reads the part
+    of the current cache it needs), and of the same answer from a fresh process that loads
+    the whole cache; both answers must agree."""
+    def cli() -> str:
+        cmd = [sys.executable, "-m", "sleuth", "search", f"graph:{path}", "--root", str(root),
+               "--limit", "20", "--depth", str(nonce()), "--json"]
+        return subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+
+    def whole() -> str:
+        cmd = [sys.executable, "-c", _WHOLE, str(root), f"graph:{path}", str(nonce())]
+        return subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+
+    def total(out: str) -> int:
+        return int(json.loads(out)["total"])
+
+    part_runs = [timed(cli) for _ in range(rounds)]
+    whole_runs = [timed(whole) for _ in range(rounds)]
+    assert total(part_runs[0][1]) == total(whole_runs[0][1]), "the two processes disagree"
+    return {
+        "cli_part_ms": statistics.median(t for t, _ in part_runs) * 1000,
+        "cli_whole_ms": statistics.median(t for t, _ in whole_runs) * 1000,
+    }
+
+
 def profile(label: str, fn: Callable[[], Any]) -> None:
     prof = cProfile.Profile()
     prof.enable()
@@ -375,6 +414,7 @@ def measure(
         top = ranked["matches"][0]
         out["top"] = f"{top['path']}::{top['graph']['name']}"
         path, node_id = top["path"], top["graph"]["id"]
+        out.update(cli_calls(root, path, rounds=3))
         out["warm"] = warm(wb, path, node_id, rounds)
         targets = edit_targets(wb, files, path, edits)
         out["edit_files"] = [p for p, _ in targets]
@@ -468,6 +508,9 @@ def markdown(results: list[dict[str, Any]]) -> str:
              f"update alone): {fmt_ms(r['member_ms'])} ms, first edit of that file "
              f"{r['member_first_ms']:.0f} ms; files resolved again: "
              f"{', '.join(map(str, r['member_resolved']))}." for r in results if "member_ms" in r]
+    rows += [f"One `graph:PATH` per process, {r['tree']} ({r['top'].split('::')[0]}): the CLI, reading "
+             f"only the part of the cache it shows, {r['cli_part_ms']:.0f} ms; a process loading the whole "
+             f"cache {r['cli_whole_ms']:.0f} ms." for r in results if "cli_part_ms" in r]
     rows += [f"Watcher latency (write -> generation moves), {r['tree']}: {fmt_ms(r['watcher_watched_ms'])} ms; "
              f"edited: {', '.join(r['edit_files'])}; top-ranked: {r['top']}." for r in results]
     return "\n".join(rows)

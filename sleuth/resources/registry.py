@@ -11,6 +11,7 @@ time, and the match's JSON body). ``meta`` holds the schema version and the curs
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sqlite3
@@ -118,12 +119,38 @@ class Registry:
         self._behind = WriteBehind("registry")
 
     def _conn(self) -> sqlite3.Connection:
+        """This thread's connection to the registry file now at ``path``.
+
+        ``.sleuth/`` may be deleted at any time (and made again by the next query): a
+        connection whose file is no longer the one at ``path`` (same device and inode: an open
+        connection keeps its file's inode taken) is closed and replaced — SQLite sees that file
+        moved and removes nothing by name. A background writer never creates the registry: if
+        it is gone, so is the result it carries (``_write_behind``). Before, a writer and the
+        next query could both create it while the folder was being deleted, and one's SQLite
+        took the other's shared-memory file ("disk I/O error", "locking protocol").
+        """
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
-        if conn is not None and self.path.exists():
-            return conn
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        here = _file_id(self.path)
+        if conn is not None:
+            if here is not None and getattr(self._local, "file", None) == here:
+                return conn
+            self._local.conn = None
+            with contextlib.suppress(sqlite3.Error):
+                conn.close()
+        writer = self._behind.in_writer()
+        if not writer:
+            if conn is not None or here is None:
+                # Writers still busy with a deleted registry finish first: SQLite opens a
+                # database's -wal and -shm files by name when it first needs them, so a late
+                # one would take those of the registry made here.
+                self._behind.wait()
+            self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
-            conn = sqlite3.connect(self.path, timeout=60.0, isolation_level=None)
+            if writer:  # open, never create
+                uri = self.path.absolute().as_uri() + "?mode=rw"
+                conn = sqlite3.connect(uri, timeout=60.0, isolation_level=None, uri=True)
+            else:
+                conn = sqlite3.connect(self.path, timeout=60.0, isolation_level=None)
             conn.execute("PRAGMA busy_timeout = 60000")
             conn.execute("PRAGMA journal_mode = WAL")
             conn.execute("PRAGMA synchronous = NORMAL")
@@ -143,6 +170,7 @@ class Registry:
         except sqlite3.Error as exc:
             raise Internal(f"cannot open the result registry {self.path}: {exc}") from exc
         self._local.conn = conn
+        self._local.file = _file_id(self.path)
         return conn
 
     def drain(self) -> None:
@@ -310,6 +338,15 @@ class Registry:
         return [
             MatchRow(r[0], r[1], r[2], r[3], r[4], r[5], r[6], json.loads(r[7])) for r in rows
         ]
+
+
+def _file_id(path: Path) -> tuple[int, int] | None:
+    """(device, inode) of the file at ``path``; None when there is none."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino)
 
 
 def _insert_result(conn: sqlite3.Connection, row: ResultRow) -> None:

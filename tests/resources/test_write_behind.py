@@ -181,3 +181,57 @@ def test_a_write_behind_whose_state_folder_goes_meanwhile_is_no_failure(
     registry.put_result(row, rows)
     registry._behind.wait()  # no Internal
     assert not registry.path.exists()
+
+
+def test_a_connection_to_a_deleted_registry_is_not_reused_once_another_takes_its_place(
+    tmp_path: Path,
+) -> None:
+    """``.sleuth/`` deleted and made again by another process: this registry's open
+    connection still reads the deleted file; it must be replaced by one to the file now there
+    (checked by device and inode, not by the path merely existing)."""
+    first = Registry(tmp_path / ".sleuth")
+    row, rows = _result("SEARCH#old", 3)
+    first.put_result(row, rows)
+    assert first.get_result("SEARCH#old") is not None
+    import shutil
+
+    shutil.rmtree(tmp_path / ".sleuth")
+    other = Registry(tmp_path / ".sleuth")
+    row, rows = _result("SEARCH#new", 3)
+    other.put_result(row, rows)
+    other.close()
+    assert first.get_result("SEARCH#new") is not None
+    assert first.get_result("SEARCH#old") is None
+    first.close()
+
+
+def test_a_background_writer_never_creates_the_registry(tmp_path: Path) -> None:
+    reg = Registry(tmp_path / ".sleuth")
+    assert reg.secret
+    import shutil
+
+    shutil.rmtree(tmp_path / ".sleuth")
+    reg._behind.submit("k", reg._conn)  # a writer opening it: gone, so it fails
+    with pytest.raises(Internal):
+        reg._behind.wait()
+    assert not (tmp_path / ".sleuth").exists()
+
+
+def test_the_registry_is_made_again_only_after_writers_on_the_deleted_one_finish(
+    tmp_path: Path,
+) -> None:
+    """SQLite opens a database's -wal/-shm files by name when it first needs them: a writer
+    still busy with a deleted registry must be done before a new one exists at that path."""
+    import shutil
+    import time
+
+    reg = Registry(tmp_path / ".sleuth")
+    assert reg.secret
+    order: list[str] = []
+    reg._behind.submit("k", lambda: (time.sleep(0.3), order.append("writer")))
+    shutil.rmtree(tmp_path / ".sleuth")
+    reg._conn()
+    order.append("made again")
+    assert order == ["writer", "made again"]
+    assert (tmp_path / ".sleuth" / "registry.sqlite3").exists()
+    reg.close()

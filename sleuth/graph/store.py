@@ -25,11 +25,13 @@ import sys
 import uuid
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 from sleuth.graph.build import BlobSources, Graph, encode_blobs
 from sleuth.graph.partial import load_part
 from sleuth.graph.records import FileRecord, FileTags, make_record
 from sleuth.graph.updates import no_gc
+from sleuth.workspace.workspace import STATE_DIR, make_state_dir, state_file_id
 from sleuth.write_behind import WriteBehind, courteous
 
 __all__ = [
@@ -80,6 +82,7 @@ class GraphStore:
     def __init__(self, path: str) -> None:
         self.path = path
         self._db: sqlite3.Connection | None = None
+        self._file: tuple[int, int] | None = None  # (device, inode) of the file ``_db`` holds
         self._epoch: str | None = None  # the epoch this process's state matches; None: unknown
         # ``write(behind=True)``: rows taken from the graph at once, stored by a background
         # thread; every other use of the connection waits for it
@@ -88,8 +91,20 @@ class GraphStore:
     # -- connection ---------------------------------------------------------------------------
 
     def _connect(self) -> sqlite3.Connection:
+        if self._db is not None and state_file_id(self.path) != self._file:
+            # .sleuth/ deleted (and maybe made again): this connection holds the old file, and
+            # whatever it wrote would be lost; the file now there holds none of this process's
+            # rows, so the next write rewrites them all
+            with contextlib.suppress(sqlite3.Error):
+                self._db.close()
+            self._db = None
+            self._epoch = None
         if self._db is None:
-            os.makedirs(os.path.dirname(os.path.abspath(self.path)), exist_ok=True)
+            folder = Path(self.path).absolute().parent
+            if folder.name == STATE_DIR:  # a workspace's .sleuth/ (deleted since?) with its marker
+                make_state_dir(folder)
+            else:
+                folder.mkdir(parents=True, exist_ok=True)
             # One keeper uses it at a time, from whichever thread serves the query.
             db = sqlite3.connect(
                 self.path, timeout=5.0, isolation_level=None, check_same_thread=False
@@ -103,6 +118,7 @@ class GraphStore:
                 db.close()
                 raise
             self._db = db
+            self._file = state_file_id(self.path)
         return self._db
 
     def wait(self) -> None:

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from sleuth.errors import Internal
+from sleuth.workspace.workspace import make_state_dir, state_file_id
 from sleuth.write_behind import WriteBehind, courteous
 
 __all__ = ["Registry", "ResultRow", "MatchRow", "SCHEMA_VERSION"]
@@ -130,7 +131,7 @@ class Registry:
         took the other's shared-memory file ("disk I/O error", "locking protocol").
         """
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
-        here = _file_id(self.path)
+        here = state_file_id(self.path)
         if conn is not None:
             if here is not None and getattr(self._local, "file", None) == here:
                 return conn
@@ -144,7 +145,7 @@ class Registry:
                 # database's -wal and -shm files by name when it first needs them, so a late
                 # one would take those of the registry made here.
                 self._behind.wait()
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            make_state_dir(self.path.parent)
         try:
             if writer:  # open, never create
                 uri = self.path.absolute().as_uri() + "?mode=rw"
@@ -170,7 +171,7 @@ class Registry:
         except sqlite3.Error as exc:
             raise Internal(f"cannot open the result registry {self.path}: {exc}") from exc
         self._local.conn = conn
-        self._local.file = _file_id(self.path)
+        self._local.file = state_file_id(self.path)
         return conn
 
     def drain(self) -> None:
@@ -338,15 +339,6 @@ class Registry:
         return [
             MatchRow(r[0], r[1], r[2], r[3], r[4], r[5], r[6], json.loads(r[7])) for r in rows
         ]
-
-
-def _file_id(path: Path) -> tuple[int, int] | None:
-    """(device, inode) of the file at ``path``; None when there is none."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return (st.st_dev, st.st_ino)
 
 
 def _insert_result(conn: sqlite3.Connection, row: ResultRow) -> None:

@@ -32,9 +32,33 @@ from sleuth.workspace.text import FileText
 from sleuth.workspace.walker import FileList, Walker
 from sleuth.workspace.watch import ChangeWatcher
 
-__all__ = ["Workspace", "STATE_DIR"]
+__all__ = ["Workspace", "STATE_DIR", "state_file_id", "make_state_dir"]
 
 STATE_DIR = ".sleuth"
+
+
+def make_state_dir(path: Path) -> Path:
+    """``path`` (a workspace's ``.sleuth``) as a folder with a ``.gitignore`` of ``*`` (SPEC
+    §1), made if missing — also by a store that finds it deleted since it was opened."""
+    marker = path / ".gitignore"
+    if not marker.exists():
+        path.mkdir(parents=True, exist_ok=True)
+        marker.write_text("*\n", encoding="utf-8")
+    return path
+
+
+def state_file_id(path: str | os.PathLike[str]) -> tuple[int, int] | None:
+    """(device, inode) of the file at ``path``, None when there is none.
+
+    ``.sleuth/`` may be deleted at any time and made again by the next query (SPEC §1): a
+    store holding one of its SQLite files open compares this with the file it opened (an open
+    file keeps its inode taken, so an equal pair is the same file) and reopens on a change.
+    """
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino)
 
 
 def _not_found(rel: str) -> NotFound:
@@ -151,12 +175,7 @@ class Workspace:
     @property
     def state_dir(self) -> Path:
         """``<root>/.sleuth``, created on first use with a ``.gitignore`` of ``*`` (SPEC §1)."""
-        path = self.root / STATE_DIR
-        marker = path / ".gitignore"
-        if not marker.exists():
-            path.mkdir(exist_ok=True)
-            marker.write_text("*\n", encoding="utf-8")
-        return path
+        return make_state_dir(self.root / STATE_DIR)
 
     # -- paths -------------------------------------------------------------------------------
 

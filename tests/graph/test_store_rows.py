@@ -227,3 +227,30 @@ def test_a_write_behind_stores_the_graph_as_it_was_when_written(
     store.wait()
     assert load(cache).snapshot() == build_py({**PY, "app/main.py": first}).snapshot()
     store.close()
+
+
+@pytest.mark.parametrize("behind", [False, True])
+def test_a_cache_deleted_with_its_folder_is_written_whole_again(tmp_path: Path, behind: bool) -> None:
+    """``.sleuth/`` deleted while the store holds its file open: the next write goes to a new
+    file in a folder made again (with its ``.gitignore``), and holds every file — not the one
+    edit's row into the deleted file, lost, as before. (A write behind had taken only the
+    edit's rows: it finds a file without this process's epoch and leaves them to the next
+    write, which rewrites every row, as after another writer.)"""
+    import shutil
+
+    folder = tmp_path / ".sleuth"
+    cache = folder / "graph.db"
+    graph = build_py(PY)
+    store = GraphStore(str(cache))
+    assert store.write(graph) == len(PY)
+    shutil.rmtree(folder)
+    text = PY["app/main.py"] + "\n\ndef extra():\n    return run()\n"
+    graph.update_file(py_tags("app/main.py", text), text.encode())
+    store.write(graph, behind=behind)
+    store.wait()
+    if behind:
+        assert store.write(graph) == len(PY)
+    assert (folder / ".gitignore").read_text() == "*\n"
+    assert set(_rows(cache)) == set(PY)
+    assert load(str(cache)).snapshot() == build_py({**PY, "app/main.py": text}).snapshot()
+    store.close()

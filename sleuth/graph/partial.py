@@ -7,10 +7,10 @@ ends — nothing else. ``load_part`` builds a ``Graph`` of exactly the files tha
 
 - the files asked for (``wanted``: one file, or a folder's files);
 - every file whose resolution has an edge into one of their nodes (found by reading each
-  file's resolution row, never its record: a fraction of the load's cost), with only those
-  edges;
+  file's resolution row once, never its record: a fraction of the load's cost), with only
+  those edges;
 - the files their own edges lead to (the files their resolution read, ``deps``, and file
-  nodes they import).
+  nodes they import), likewise with only their edges into the wanted files.
 
 The rows are restored as a full load restores them (``Graph.restore_rows``, in the cache's row
 order), so every node and edge the view reads is the one a full load would hold — checked,
@@ -26,6 +26,7 @@ from __future__ import annotations
 import marshal
 import sqlite3
 from collections.abc import Callable, Iterator, Mapping
+from typing import Any, Literal
 
 from sleuth.graph.build import Graph
 from sleuth.graph.records import RecordRow
@@ -60,30 +61,25 @@ def load_part(
     targets = [p for p in wanted(sorted(order)) if p in order]
     if len(targets) > MAX_SHARE * len(order):
         return None
-    records = dict(_records(db, targets))
+    records: dict[str, RecordRow] = dict(_rows(db, "record", targets))
+    resolutions: dict[str, ResolutionRow] = dict(_rows(db, "resolution", targets))
     ids = set(targets)  # the file nodes, then every declaration of the wanted files
-    for row in records.values():
-        ids.update(d[0] for d in row[4])
-    resolutions: dict[str, ResolutionRow] = {}
-    needed = set(targets)
-    wanted_set = set(targets)
+    needed = set(targets)  # and the files their edges reach
+    for path in targets:
+        ids.update(d[0] for d in records[path][4])
+        res = resolutions[path]
+        needed.update(d for d in res[1] if d in order)
+        needed.update(v for _, v, _, _ in res[0] if v in order)
     for path, blob in db.execute("SELECT path, resolution FROM files"):
-        res: ResolutionRow = marshal.loads(blob)
-        if path in wanted_set:
-            resolutions[path] = res
-            needed.update(d for d in res[1] if d in order)
-            needed.update(v for _, v, _, _ in res[0] if v in order)
-        else:
-            into = tuple(e for e in res[0] if e[1] in ids)
-            if into:  # only these of its edges are read: the others are not restored
-                resolutions[path] = (into, res[1], res[2], res[3])
-                needed.add(path)
-    missing = [p for p in needed if p not in records]
-    records.update(_records(db, missing))
-    for path in needed:
-        if path not in resolutions:
-            row = db.execute("SELECT resolution FROM files WHERE path = ?", (path,)).fetchone()
-            resolutions[path] = marshal.loads(row[0])
+        if path in resolutions:
+            continue
+        res = marshal.loads(blob)
+        # of any other file only its edges into the wanted files are read: no other is restored
+        into = tuple(e for e in res[0] if e[1] in ids)
+        if into or path in needed:
+            resolutions[path] = (into, res[1], res[2], res[3])
+            needed.add(path)
+    records.update(_rows(db, "record", [p for p in needed if p not in records]))
     graph = Graph()
     graph.restore_rows(
         [(p, records[p], resolutions[p]) for p in sorted(needed, key=order.__getitem__)],
@@ -96,9 +92,13 @@ def load_part(
     return graph
 
 
-def _records(db: sqlite3.Connection, paths: list[str]) -> Iterator[tuple[str, RecordRow]]:
+def _rows(
+    db: sqlite3.Connection, column: Literal["record", "resolution"], paths: list[str]
+) -> Iterator[tuple[str, Any]]:
+    """(path, its ``column`` row decoded) for each of ``paths``."""
     for i in range(0, len(paths), _CHUNK):
         chunk = paths[i : i + _CHUNK]
         marks = ",".join("?" * len(chunk))
-        for path, blob in db.execute(f"SELECT path, record FROM files WHERE path IN ({marks})", chunk):
+        query = f"SELECT path, {column} FROM files WHERE path IN ({marks})"
+        for path, blob in db.execute(query, chunk):
             yield str(path), marshal.loads(blob)

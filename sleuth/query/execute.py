@@ -254,7 +254,7 @@ def _plan_symbols(
 
 
 def _plan_graph(prepared: Prepared, engines: Engines) -> None:
-    from sleuth.query.graph_mode import GraphKeeper, plan_graph
+    from sleuth.query.graph_mode import GraphKeeper, plan_graph, viewed_paths
     from sleuth.query.scan import make_match
     from sleuth.query.symbols_mode import TagsCache
 
@@ -268,7 +268,7 @@ def _plan_graph(prepared: Prepared, engines: Engines) -> None:
     body = prepared.route.body.strip()
     graph = None
     if engines.one_shot and body and not body.startswith("#"):
-        graph = engines.graph.part(everything, _viewed(ws, body))
+        graph = engines.graph.part(everything, viewed_paths(ws, body))
     if graph is None:
         graph = engines.graph.graph(engines.tags, engines.trees, everything)
     if body.startswith("#"):  # the one declaration this query touches: ask its server
@@ -305,15 +305,6 @@ def _plan_graph(prepared: Prepared, engines: Engines) -> None:
     by_path = {f.path: f for f in prepared.files}
     prepared.files = [by_path.get(p) or FileEntry(p, 0, 0) for p in source.paths]
     prepared.stages = [Stage("graph", None, source)]
-
-
-def _viewed(ws: Workspace, body: str) -> Callable[[list[str]], list[str]]:
-    """The graph files whose views ``graph:PATH`` shows, given all of them: the file, or
-    the files under a folder (as ``plan_graph`` picks them)."""
-    path = ws.validate_path(body)
-    if not (ws.root / path).is_dir():
-        return lambda paths: [path]
-    return lambda paths: [p for p in paths if not path or p.startswith(path + "/")]
 
 
 def _languages_without_symbols(files: Sequence[FileEntry], lang: str | None) -> set[str]:

@@ -33,7 +33,7 @@ import multiprocessing
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
@@ -52,7 +52,7 @@ from sleuth.query.symbols_mode import SymbolSource, TagsCache
 from sleuth.workspace import FileEntry, FileText, Workspace
 from sleuth.workspace.listing_patch import replaced_entries
 
-__all__ = ["GraphKeeper", "plan_graph", "DEFAULT_DEPTH", "POOL_MIN_FILES", "FREEZE_MIN_FILES"]
+__all__ = ["GraphKeeper", "plan_graph", "paths_under", "viewed_paths", "DEFAULT_DEPTH", "POOL_MIN_FILES", "FREEZE_MIN_FILES"]
 
 DEFAULT_DEPTH = 2
 POOL_MIN_FILES = 256
@@ -385,13 +385,12 @@ def plan_graph(
         path = ws.validate_path(body)
         if (ws.root / path).is_dir():  # a folder: the declarations of its files
             reasons = []
-            for p in graph.files():
-                if p.startswith(path + "/") or not path:
-                    sub, _, why = plan_graph(ws, p, scope, graph, navigation=None, depth=None,
-                                             limit=limit)
-                    source.by_path.update(sub.by_path)
-                    if why:
-                        reasons.append(why)
+            for p in paths_under(graph.files(), path):
+                sub, _, why = plan_graph(ws, p, scope, graph, navigation=None, depth=None,
+                                         limit=limit)
+                source.by_path.update(sub.by_path)
+                if why:
+                    reasons.append(why)
             source.sort()
             return source, None, "; ".join(reasons[:5]) or None
         if not graph.has_file(path):
@@ -405,9 +404,9 @@ def plan_graph(
         source.sort()
         node = graph.node(path)
         return source, None, None if node.get("complete") else node.get("reason")
-    personal = [scope] if scope else None
+    personal = (paths_under(graph.files(), scope) or None) if scope else None
     ranked = []
-    for r in graph.rank(limit=limit, personalize_paths=_paths_under(graph, personal)):
+    for r in graph.rank(limit=limit, personalize_paths=personal):
         s, e = _at_name(r.node)
         ranked.append((r.node.path, s, e, r.score, {"graph": r.node.to_json()}))
     return source, ranked, _whole_reason(graph)
@@ -422,10 +421,17 @@ def _whole_reason(graph: Graph) -> str | None:
     return f"{len(untagged)} file(s) without declarations in the graph: {', '.join(untagged[:5])}{more}"
 
 
-def _paths_under(graph: Graph, scopes: Sequence[str] | None) -> list[str] | None:
-    if not scopes:
-        return None
-    out = [p for p in graph.files() for s in scopes if p == s or p.startswith(s + "/")]
-    return out or None
+def paths_under(paths: Iterable[str], folder: str) -> list[str]:
+    """The ``paths`` that are ``folder`` or lie under it (all of them for the root, ``""``)."""
+    return [p for p in paths if not folder or p == folder or p.startswith(folder + "/")]
+
+
+def viewed_paths(ws: Workspace, body: str) -> Callable[[list[str]], list[str]]:
+    """For ``graph:BODY``: given every graph file, the files whose declarations it shows —
+    the file, or the files under a folder (``plan_graph``'s choice, for ``GraphKeeper.part``)."""
+    path = ws.validate_path(body)
+    if not (ws.root / path).is_dir():
+        return lambda paths: [path]
+    return lambda paths: paths_under(paths, path)
 
 

@@ -287,11 +287,10 @@ class Registry:
             self._behind.submit(row.id, lambda: self._write_behind(row, matches))
 
     def _write_behind(self, row: ResultRow, matches: Sequence[MatchRow]) -> None:
-        # .sleuth/ deleted since the answer (before this write or during it): its results
-        # are gone too, and so is this one; that is no failure to report.
+        # .sleuth/ deleted since the answer (before this write, which then cannot open it,
+        # or during it): its results are gone too, and so is this one; no failure to report.
         try:
-            if self.path.exists():
-                self._put(row, matches)
+            self._put(row, matches)
         except (sqlite3.Error, Internal):
             if self.path.exists():
                 raise

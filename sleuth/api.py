@@ -51,7 +51,7 @@ class Workbench:
         if watch:
             self.workspace.watch()  # listings and the index are then reused between queries
         self._registry = Registry(self.workspace.state_dir)
-        self._pager = SearchPager(self._registry)
+        self._pager = SearchPager(self._registry, self.workspace.is_denied)
         self._build_index = build_index
         self._index: IndexKeeper | None = None
         self._trees_: TreeCache | None = None

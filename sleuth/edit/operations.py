@@ -13,6 +13,7 @@ position) and keeps what ``undo`` needs in ``.sleuth/undo/``.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import json
 import os
@@ -20,14 +21,24 @@ import re
 import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from pathlib import Path
+from typing import Any, Literal
 
 from sleuth.edit.journal import FileChange, commit
-from sleuth.errors import Conflict, InvalidPath, InvalidQuery, NotFound, UnsafeSelection
+from sleuth.errors import (
+    Conflict,
+    InvalidPath,
+    InvalidQuery,
+    NotFound,
+    StaleReference,
+    UnsafeSelection,
+)
 from sleuth.resources.refs import looks_like_ref, parse_ref
 from sleuth.resources.selection import Range, Resolver, Selection
 from sleuth.resources.views import ReadResult, Views
 from sleuth.workspace import FileText, Workspace, encoding_of, stamp_bytes
+from sleuth.workspace.rooted import read_regular, write_in
+from sleuth.workspace.workspace import state_subdir
 
 __all__ = ["Editor", "MAX_EDIT_TEXT", "Splice", "splice", "unified_diff"]
 
@@ -220,6 +231,14 @@ class Editor:
         for r in sel.ranges:
             if r.path not in plans:
                 plans[r.path] = _FilePlan(self._file(sel, r.path))
+            if r.stamp != plans[r.path].ft.stamp:
+                # the range's offsets were found in other bytes than the ones at hand (a cache
+                # that lagged behind an outside write): applying them would corrupt the file
+                raise StaleReference(
+                    f"nothing was written: {r.path} changed since the search; re-run the "
+                    "search and edit through the fresh references",
+                    details={"files": [r.path]},
+                )
         return plans
 
     def _apply(
@@ -233,9 +252,11 @@ class Editor:
         changes: list[FileChange] = []
         results: list[Range] = []
         texts: dict[str, FileText] = {}
+        replaced: dict[str, list[tuple[int, int]]] = {}
         for path in sorted(plans):
             plan = plans[path]
             new, spans = splice(plan.ft, plan.splices)
+            replaced[path] = sorted((sp.start, sp.end) for sp in plan.splices)
             if plan.ft.encoding != "binary-safe" and encoding_of(new) == "binary-safe":
                 raise UnsafeSelection(
                     f"the edit would leave invalid UTF-8 in {path} (a range splits a character, "
@@ -258,48 +279,77 @@ class Editor:
             source=ref, ranges=sorted(results), result_id="", texts=texts, refreshed=refreshed
         )
         answer = self._views.register(sel, kind, {"ref": ref}, None)
-        self.save_undo(answer.result, changes)
+        self.save_undo(answer.result, changes, replaced)
         answer.changed = [c.path for c in changes]
         answer.diff = unified_diff(changes)
         return answer
 
     # -- undo -------------------------------------------------------------------------------
 
-    def _undo_dir(self, result_id: str) -> str:
-        return os.path.join(self._ws.state_dir, "undo", result_id.removeprefix("RESULT#"))
+    def _undo_dir(self, result_id: str) -> Path:
+        return state_subdir(self._ws.state_dir, "undo") / result_id.removeprefix("RESULT#")
 
-    def save_undo(self, result_id: str, changes: Sequence[FileChange]) -> None:
+    def save_undo(
+        self,
+        result_id: str,
+        changes: Sequence[FileChange],
+        spans: dict[str, list[tuple[int, int]]] | None = None,
+    ) -> None:
+        """Keep what ``undo`` needs: each file's old bytes, the stamp the edit left and the
+        ranges of the old bytes the edit replaced (what an undo's answer selects)."""
         folder = self._undo_dir(result_id)
-        os.makedirs(folder, exist_ok=True)
+        with contextlib.suppress(FileExistsError):
+            folder.mkdir()
         files = []
         for i, change in enumerate(changes):
-            with open(os.path.join(folder, f"{i}.old"), "wb") as fh:
-                fh.write(change.old)
-            files.append({"path": change.path, "old": f"{i}.old", "new_stamp": stamp_bytes(change.new)})
-        with open(os.path.join(folder, "undo.json"), "w") as fh:
-            json.dump({"files": files}, fh)
+            _write_state_file(folder / f"{i}.old", change.old)
+            entry: dict[str, Any] = {
+                "path": change.path,
+                "old": f"{i}.old",
+                "new_stamp": stamp_bytes(change.new),
+            }
+            if spans is not None and change.path in spans:
+                entry["spans"] = spans[change.path]
+            files.append(entry)
+        _write_state_file(folder / "undo.json", json.dumps({"files": files}).encode())
+
+    def _undo_manifest(self, result_id: str, folder: Path) -> list[dict[str, Any]]:
+        try:
+            manifest = json.loads((folder / "undo.json").read_bytes())
+            files = manifest["files"]
+            if not isinstance(files, list):
+                raise TypeError(files)
+            return files
+        except FileNotFoundError:
+            raise NotFound(
+                f"{result_id} is not an edit that can be undone (or was undone already)"
+            ) from None
+        except (OSError, ValueError, KeyError, TypeError):
+            raise NotFound(f"the undo data of {result_id} is unreadable; it cannot be undone") from None
 
     def undo(self, result_id: str) -> ReadResult:
         parsed = parse_ref(result_id)
         if parsed.kind != "result":
             raise InvalidQuery(f"undo takes the RESULT# an edit answered, got {result_id}")
         folder = self._undo_dir(parsed.result_id)
-        try:
-            with open(os.path.join(folder, "undo.json")) as fh:
-                manifest = json.load(fh)
-        except FileNotFoundError:
-            raise NotFound(f"{result_id} is not an edit that can be undone (or was undone already)") from None
+        entries = self._undo_manifest(result_id, folder)
         changes = []
         moved = []
-        for entry in manifest["files"]:
-            path = entry["path"]
-            with open(os.path.join(folder, entry["old"]), "rb") as fh:
-                old = fh.read()
-            current = (self._ws.root / path).read_bytes() if (self._ws.root / path).exists() else None
+        for entry in entries:
+            path = str(entry["path"])
+            if self._ws.is_denied(path):
+                raise NotFound(
+                    f"cannot undo {result_id}: path not found: {path}", details={"path": path}
+                )
+            old = (folder / str(entry["old"])).read_bytes()
+            try:
+                current: bytes | None = read_regular(str(self._ws.root), path)
+            except OSError:
+                current = None  # gone, or no longer a regular file (a FIFO is never opened)
             if current is None or stamp_bytes(current) != entry["new_stamp"]:
                 moved.append(path)
                 continue
-            changes.append(FileChange(path, entry["new_stamp"], current, old))
+            changes.append(FileChange(path, str(entry["new_stamp"]), current, old))
         if moved:
             raise Conflict(
                 f"cannot undo {result_id}: {', '.join(moved)} changed after the edit; nothing "
@@ -309,22 +359,46 @@ class Editor:
         commit(self._ws, changes)
         ranges = []
         texts = {}
-        for change in changes:
+        for change, entry in zip(changes, entries, strict=True):
             ft = FileText(change.path, change.new, stamp_bytes(change.new), encoding_of(change.new))
             texts[change.path] = ft
-            end_line = max(1, len(ft.line_starts) - (1 if ft.data.endswith(b"\n") else 0))
-            ranges.append(Range(change.path, ft.body_offset, len(ft.data), 1, end_line, ft.stamp))
-        done = folder + ".undone"
-        if os.path.isdir(done):
+            ranges.extend(_restored(ft, entry.get("spans")))
+        done = folder.with_name(folder.name + ".undone")
+        if done.is_dir():
             shutil.rmtree(done)  # an earlier undo of the same (redone) edit
         os.rename(folder, done)
         answer = self._views.register(
-            Selection(source=result_id, ranges=ranges, result_id="", texts=texts), "undo",
-            {"ref": result_id}, None,
+            Selection(source=result_id, ranges=sorted(ranges), result_id="", texts=texts),
+            "undo", {"ref": result_id}, None,
         )
         answer.changed = [c.path for c in changes]
         answer.diff = unified_diff(changes)
         return answer
+
+
+def _restored(ft: FileText, spans: object) -> list[Range]:
+    """The ranges of ``ft`` an undo put back: the edit's spans, else the whole file."""
+    out = []
+    if isinstance(spans, list) and all(
+        isinstance(p, list) and len(p) == 2 and all(isinstance(x, int) for x in p) for p in spans
+    ):
+        for s, e in spans:
+            if 0 <= s <= e <= len(ft.data):
+                line, _, end_line, _ = ft.locate(s, e)
+                out.append(Range(ft.path, s, e, line, end_line, ft.stamp))
+        if out:
+            return out
+    end_line = max(1, len(ft.line_starts) - (1 if ft.data.endswith(b"\n") else 0))
+    return [Range(ft.path, ft.body_offset, len(ft.data), 1, end_line, ft.stamp)]
+
+
+def _write_state_file(path: Path, data: bytes) -> None:
+    """A file in ``.sleuth`` (a folder verified to be real), never written through a link."""
+    fd = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    try:
+        write_in(fd, path.name, data)
+    finally:
+        os.close(fd)
 
 
 _DIFF_MAX_BYTES = 2 * 1024 * 1024

@@ -19,6 +19,7 @@ result in the registry and cuts pages:
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
 import xxhash
@@ -108,8 +109,11 @@ def _incomplete_reason(skipped: SkipCounts) -> str | None:
 class SearchPager:
     """Registers searches and serves their pages."""
 
-    def __init__(self, registry: Registry) -> None:
+    def __init__(
+        self, registry: Registry, is_denied: Callable[[str], bool] | None = None
+    ) -> None:
         self._registry = registry
+        self._is_denied = is_denied  # the access rules at the time a page is served
         # the rows this pager stored last (result id, rows numbered from rows[0].n on): the
         # pages cut from them next need not read back and decode what was just encoded
         self._recent: tuple[str, list[MatchRow]] | None = None
@@ -244,11 +248,19 @@ class SearchPager:
     def next_page(
         self, row: ResultRow, offset: int, limit: int, prepared: Prepared | None
     ) -> SearchResult:
-        return self._page(row, prepared, offset, limit)
+        return self._page(row, prepared, offset, limit, cursor=True)
 
     # -- pages ------------------------------------------------------------------------------
 
-    def _page(self, row: ResultRow, prepared: Prepared | None, first: int, limit: int) -> SearchResult:
+    def _page(
+        self,
+        row: ResultRow,
+        prepared: Prepared | None,
+        first: int,
+        limit: int,
+        *,
+        cursor: bool = False,
+    ) -> SearchResult:
         need = first + limit  # one more than the page, to know whether more exist
         if row.stored < need and row.resume_after is not None:
             if prepared is None:
@@ -258,6 +270,13 @@ class SearchPager:
             ahead = min(row.stored, EXTEND_AHEAD_MAX)
             self._extend(row, prepared, max(need, row.stored + ahead))
         rows = self._stored_rows(row, first, limit)
+        denied = self._is_denied
+        if cursor and denied is not None and any(denied(r.path) for r in rows):
+            # stored text of a file cloaked since the search must not be served (SPEC §1)
+            raise InvalidQuery(
+                "this result was made under other access rules (the deny list changed since "
+                "the search): search again",
+            )
         more = row.stored >= need
         matches = [numbered(row.id, r.n, _shown(r.body)) for r in rows]
         next_cursor = (

@@ -129,11 +129,15 @@ class Resolver:
 
     # -- single references: stale when the file changed ------------------------------------
 
-    def _current(self, path: str, stamp: str, ref: Ref) -> FileText:
+    def _fresh(self, path: str) -> FileText | None:
+        """The file as it is on disk now (no cache, no symlinked folder), None when gone."""
         try:
-            ft = self._ws.read(path)
+            return self._ws.read_fresh(path)
         except NotFound:
-            ft = None
+            return None
+
+    def _current(self, path: str, stamp: str, ref: Ref) -> FileText:
+        ft = self._fresh(path)
         if ft is None or ft.stamp != stamp:
             raise StaleReference(
                 f"{ref.text} is stale: {path} changed since the search; re-run the search "
@@ -143,6 +147,8 @@ class Resolver:
         return ft
 
     def _to_range(self, ft: FileText, row: MatchRow, unit: Unit) -> Range:
+        if row.stamp and row.stamp != ft.stamp:
+            raise _stale([row.path])  # offsets found in other bytes than these
         if row.start_byte is None or row.end_byte is None:  # files mode: the whole file
             end_line = max(1, len(ft.line_starts) - (1 if ft.data.endswith(b"\n") else 0))
             return Range(row.path, ft.body_offset, len(ft.data), 1, end_line, ft.stamp)
@@ -178,31 +184,29 @@ class Resolver:
         if row.resume_after is not None:
             row = self._complete(row)
         rows = self._registry.matches(row.id, 1)
-        current: dict[str, FileText | None] = {}
-        for mrow in rows:
-            if mrow.path not in current:
-                try:
-                    current[mrow.path] = self._ws.read(mrow.path)
-                except NotFound:
-                    current[mrow.path] = None
-        stale = [
-            p for p, ft in current.items()
-            if ft is None or any(m.stamp and m.stamp != ft.stamp for m in rows if m.path == p)
-        ]
-        if stale:
-            row = self._rerun(request_of(row))
-            refreshed = True
-            rows = self._registry.matches(row.id, 1)
-            current = {}
-            for mrow in rows:
-                if mrow.path not in current:
-                    current[mrow.path] = self._ws.read(mrow.path)
+        current = self._read_all(rows)
+        if _inconsistent(rows, current):
+            for _ in range(_REFRESH_TRIES):
+                # the listing and content caches may lag behind an outside write by a watcher
+                # tick: forget them so the re-run reads what is on disk now
+                self._ws.note_changed()
+                row = self._rerun(request_of(row))
+                refreshed = True
+                rows = self._registry.matches(row.id, 1)
+                current = self._read_all(rows)
+                if not _inconsistent(rows, current):
+                    break
+            else:
+                raise StaleReference(
+                    f"{ref.text}: its files kept changing while the search was re-run; try "
+                    "again once they are quiet",
+                    details={"reference": ref.text, "files": _inconsistent(rows, current)},
+                )
         ranges = []
         for mrow in rows:
-            ft = current.get(mrow.path)
-            if ft is None:
-                continue
-            ranges.append(self._to_range(ft, mrow, ref.unit))
+            ft = current[mrow.path]
+            if ft is not None:
+                ranges.append(self._to_range(ft, mrow, ref.unit))
         return Selection(
             source=ref.text,
             ranges=_merge(ranges),
@@ -212,6 +216,34 @@ class Resolver:
             broadened=row.broadened,
             texts={p: ft for p, ft in current.items() if ft is not None},
         )
+
+    def _read_all(self, rows: Sequence[MatchRow]) -> dict[str, FileText | None]:
+        current: dict[str, FileText | None] = {}
+        for mrow in rows:
+            if mrow.path not in current:
+                current[mrow.path] = self._fresh(mrow.path)
+        return current
+
+
+_REFRESH_TRIES = 3
+
+
+def _stale(paths: list[str]) -> StaleReference:
+    return StaleReference(
+        f"nothing was done: {', '.join(paths)} changed since the search; re-run the search and "
+        "use the fresh references",
+        details={"files": paths},
+    )
+
+
+def _inconsistent(rows: Sequence[MatchRow], current: dict[str, FileText | None]) -> list[str]:
+    """Files whose matches were found in other bytes than the file holds now (or gone)."""
+    bad: dict[str, None] = {}
+    for m in rows:
+        ft = current.get(m.path)
+        if ft is None or (m.stamp and m.stamp != ft.stamp):
+            bad[m.path] = None
+    return list(bad)
 
 
 def request_of(row: ResultRow) -> SearchRequest:

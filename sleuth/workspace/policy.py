@@ -18,6 +18,7 @@ everywhere and answer ``not_found`` like missing ones, so nothing reveals them.
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Sequence
 from typing import Any
 
@@ -52,8 +53,25 @@ def _read_toml(path: str, only_if: bytes = b"") -> dict[str, Any] | None:
     """
     name = os.path.basename(path)
     try:
-        with open(path, "rb") as fh:
-            raw = fh.read()
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise _config_error(name, f"unreadable ({exc.strerror})") from exc
+    if not stat.S_ISREG(st.st_mode):
+        # fail closed: a deny list must not be dropped silently, nor read from outside the root
+        what = "a symlink" if stat.S_ISLNK(st.st_mode) else "not a regular file"
+        raise _config_error(name, f"it is {what}; configuration is read only from a regular file")
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    try:
+        fd = os.open(path, flags)
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise _config_error(name, "it is not a regular file")
+            with os.fdopen(os.dup(fd), "rb") as fh:
+                raw = fh.read()
+        finally:
+            os.close(fd)
     except FileNotFoundError:
         return None
     except OSError as exc:

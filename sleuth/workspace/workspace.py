@@ -12,10 +12,11 @@ canonical relative POSIX form.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -27,24 +28,81 @@ from sleuth.workspace.ignore import IgnoreStack, base_stack
 from sleuth.workspace.listing_patch import patch_listings
 from sleuth.workspace.paths import PathGlobs, normalize_rel
 from sleuth.workspace.policy import AccessPolicy, load_config, resolve_max_filesize
-from sleuth.workspace.reader import ContentCache, Reader
+from sleuth.workspace.reader import BINARY_PROBE, ContentCache, Reader, encoding_of, stamp_bytes
+from sleuth.workspace.rooted import locate, read_in, symlinked_component
 from sleuth.workspace.text import FileText
 from sleuth.workspace.walker import FileList, Walker
 from sleuth.workspace.watch import ChangeWatcher
 
-__all__ = ["Workspace", "STATE_DIR", "state_file_id", "make_state_dir"]
+__all__ = ["Workspace", "STATE_DIR", "state_file_id", "make_state_dir", "state_subdir"]
 
 STATE_DIR = ".sleuth"
 
 
+def _not_a_state_folder(path: Path, what: str) -> InvalidPath:
+    rel = STATE_DIR if path.name == STATE_DIR else f"{STATE_DIR}/{path.name}"
+    return InvalidPath(
+        f"{rel} is {what}: sleuth keeps its state only in a real folder of yours inside the "
+        f"root and never writes through anything else (SPEC §1); remove it (rm {rel}) and run "
+        "again",
+        details={"path": rel},
+    )
+
+
+def _check_folder(path: Path) -> bool:
+    """True when ``path`` is a real folder owned by this user; False when it is missing."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return False
+    if stat.S_ISLNK(st.st_mode):
+        raise _not_a_state_folder(path, "a symlink")
+    if not stat.S_ISDIR(st.st_mode):
+        raise _not_a_state_folder(path, "not a folder")
+    if hasattr(os, "getuid") and st.st_uid != os.getuid():
+        raise _not_a_state_folder(path, "owned by another user")
+    return True
+
+
 def make_state_dir(path: Path) -> Path:
     """``path`` (a workspace's ``.sleuth``) as a folder with a ``.gitignore`` of ``*`` (SPEC
-    §1), made if missing — also by a store that finds it deleted since it was opened."""
-    marker = path / ".gitignore"
-    if not marker.exists():
-        path.mkdir(parents=True, exist_ok=True)
-        marker.write_text("*\n", encoding="utf-8")
+    §1), made if missing — also by a store that finds it deleted since it was opened.
+
+    ``invalid_path`` when ``.sleuth`` (or an entry directly inside it) is a symlink, or
+    ``.sleuth`` is not a folder of this user's: state is never written through either.
+    """
+    if _check_folder(path):
+        try:
+            entries = list(os.scandir(path))
+        except OSError:
+            entries = []
+        for entry in entries:
+            if entry.is_symlink():
+                raise _not_a_state_folder(Path(entry.path), "a symlink")
+        if any(e.name == ".gitignore" for e in entries):
+            return path
+    else:
+        with contextlib.suppress(FileExistsError):
+            os.makedirs(path)
+        _check_folder(path)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    with contextlib.suppress(FileExistsError):
+        fd = os.open(path / ".gitignore", flags, 0o644)
+        try:
+            os.write(fd, b"*\n")
+        finally:
+            os.close(fd)
     return path
+
+
+def state_subdir(state: Path, name: str) -> Path:
+    """``state/name`` as a real folder (made if missing); ``invalid_path`` if it is not one."""
+    sub = state / name
+    if not _check_folder(sub):
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(sub)
+        _check_folder(sub)
+    return sub
 
 
 def state_file_id(path: str | os.PathLike[str]) -> tuple[int, int] | None:
@@ -123,6 +181,9 @@ class Workspace:
         self._own_changes = 0
         self._listings: dict[tuple[object, ...], tuple[int, FileList]] = {}
         self._max_filesize_arg = max_filesize
+        self.fault_hook: Callable[[str, str], None] | None = None
+        """Called by the edit layer at its fault points (``planned``, ``verified``,
+        ``before-rename``) with the file's path: the safety harness's injection seam."""
 
     # -- change watching (long-running faces) --------------------------------------------------
 
@@ -186,24 +247,66 @@ class Workspace:
     def validate_path(self, p: str) -> str:
         """The canonical relative form of user path ``p``, which must exist inside the root.
 
-        ``InvalidPath`` for absolute paths, ``..`` past the root, NUL bytes and symlinks that
-        resolve outside the root; ``NotFound`` for missing *and* denied paths (same wording).
+        ``InvalidPath`` for absolute paths, ``..`` past the root, NUL bytes, symlinks that
+        resolve outside the root, paths through a symlinked folder and a symlinked folder itself
+        (never descended, SPEC §1 — so an alias cannot uncloak a denied file); ``NotFound`` for
+        missing *and* denied paths (same wording). A symlinked file whose target is denied is
+        denied.
         """
         rel = normalize_rel(p)
         if not rel:
             return ""
         if self.policy.is_denied(rel):
             raise _not_found(rel)
+        if symlinked_component(self._root, rel):
+            raise InvalidPath(
+                f"{rel} is reached through a symlinked folder; sleuth never searches, reads or "
+                "edits through one (SPEC §1): use the folder's own path inside the root",
+                details={"path": rel},
+            )
         full = self._prefix + rel
-        real = os.path.realpath(full)
-        if real != self._root:
-            if not real.startswith(self._prefix):
+        try:
+            st = os.lstat(full)
+        except OSError:
+            raise _not_found(rel) from None
+        if stat.S_ISLNK(st.st_mode):
+            real = os.path.realpath(full)
+            if real != self._root and not real.startswith(self._prefix):
                 raise _outside(rel)
-            if real != full and self.policy.is_denied(real[len(self._prefix) :]):
+            if real == self._root or os.path.isdir(real):
+                raise InvalidPath(
+                    f"{rel} is a symlinked folder; sleuth never descends one (SPEC §1): use "
+                    "the folder's own path inside the root",
+                    details={"path": rel},
+                )
+            if self.policy.is_denied(real[len(self._prefix) :]):
                 raise _not_found(rel)
-        if not os.path.exists(full):
-            raise _not_found(rel)
+            if not os.path.exists(real):
+                raise _not_found(rel)
         return rel
+
+    def read_fresh(self, rel: str) -> FileText | None:
+        """``rel``'s bytes read from disk now, reached with no symlinked folder followed
+        (``rooted``), bypassing every cache: what a reference is checked against before it is
+        read or edited. None when missing, not a regular file, binary or too large."""
+        rel = normalize_rel(rel)
+        if not rel or self.policy.is_denied(rel):
+            raise _not_found(rel)
+        try:
+            loc = locate(self._root, rel)
+        except InvalidPath:
+            return None
+        try:
+            if loc.real != rel and self.policy.is_denied(loc.real):
+                raise _not_found(rel)
+            data, st = read_in(loc.dir_fd, loc.name)
+        except OSError:
+            return None
+        finally:
+            loc.close()
+        if st.st_size > self.max_filesize or b"\x00" in data[:BINARY_PROBE]:
+            return None
+        return FileText(rel, data, stamp_bytes(data), encoding_of(data))
 
     # -- listing -----------------------------------------------------------------------------
 

@@ -25,8 +25,9 @@ import pytest
 from sleuth import Workbench
 from sleuth.edit import journal
 from sleuth.edit.journal import FileChange, commit, recover
-from sleuth.errors import Conflict, StaleReference
+from sleuth.errors import StaleReference
 from sleuth.workspace import Workspace, stamp_bytes
+from sleuth.workspace.rooted import Located
 from tests.conftest import MakeWorkspace
 
 OLD = {f"d{i}/f{i}.py": f"value_{i} = 'old'\n".encode() for i in range(3)}
@@ -38,6 +39,7 @@ CHILD = """
 import sys
 from sleuth.edit.journal import FileChange, commit
 from sleuth.workspace import Workspace, stamp_bytes
+from sleuth.workspace.rooted import Located
 ws = Workspace(sys.argv[1])
 changes = []
 for rel in sys.argv[2:]:
@@ -135,19 +137,19 @@ def test_recovery_is_idempotent_even_when_it_is_interrupted(
     root = make_workspace(dict(OLD))
     crash_at(root, "after-file-2")
     assert contents(root) == NEW
-    real_replace = journal._replace
-    calls: list[Path] = []
+    real_restore = journal._restore
+    calls: list[str] = []
 
-    def dies_after_one(target: Path, temp_name: str, data: bytes, mode: int) -> None:
+    def dies_after_one(loc: Located, temp_name: str, data: bytes, mode: int) -> None:
         if calls:
             raise KeyboardInterrupt  # stands in for a crash during recovery
-        calls.append(target)
-        real_replace(target, temp_name, data, mode)
+        calls.append(loc.real)
+        real_restore(loc, temp_name, data, mode)
 
-    monkeypatch.setattr(journal, "_replace", dies_after_one)
+    monkeypatch.setattr(journal, "_restore", dies_after_one)
     with pytest.raises(KeyboardInterrupt):
         recover(Workspace(root))
-    monkeypatch.setattr(journal, "_replace", real_replace)
+    monkeypatch.setattr(journal, "_restore", real_restore)
     assert sum(contents(root)[p] == OLD[p] for p in OLD) == 1
     assert sorted(recover(Workspace(root))) == ["d1/f1.py", "d2/f2.py"]
     assert contents(root) == OLD
@@ -161,12 +163,18 @@ def test_recovery_never_overwrites_a_file_changed_after_the_crash(
     root = make_workspace(dict(OLD))
     crash_at(root, "after-file-1")
     (root / "d1/f1.py").write_bytes(b"someone else's work\n")
-    with pytest.raises(Conflict) as info:
-        recover(Workspace(root))
-    assert info.value.details["path"] == "d1/f1.py"
+    ws = Workspace(root)
+    assert recover(ws) == ["d0/f0.py"]  # rolled back where it could be, never a lock
     assert (root / "d1/f1.py").read_bytes() == b"someone else's work\n"
-    journal_folder = Path(info.value.details["journal"])
-    assert (journal_folder / "manifest.json").exists()  # kept: the old content is in it
+    assert contents(root)["d0/f0.py"] == OLD["d0/f0.py"]
+    (report,) = journal.recovered(ws)
+    assert [f["path"] for f in report["files"]] == ["d1/f1.py"]  # type: ignore[index]
+    assert "your version was kept" in str(report["files"])
+    folder = root / str(report["journal"])
+    assert not Path(str(report["journal"])).is_absolute()
+    assert (folder / "manifest.json").exists()  # kept: the old content is in it
+    assert not (root / ".sleuth" / journal.JOURNAL_DIR / folder.name).exists()
+    Workbench(root).search("value_")  # read-only commands run
 
 
 def test_a_commit_recovers_an_interrupted_one_first(make_workspace: MakeWorkspace) -> None:
@@ -192,16 +200,16 @@ def test_regression_recovery_elsewhere_must_not_tear_a_live_commit(
     ``flock`` held for the commit) that ``recover`` respects."""
     root = make_workspace(dict(OLD))
     ws = Workspace(root)
-    real_replace = journal._replace
-    written: list[Path] = []
+    real_rename = journal._rename_into
+    written: list[str] = []
 
-    def another_process_starts(target: Path, temp_name: str, data: bytes, mode: int) -> None:
-        real_replace(target, temp_name, data, mode)
-        written.append(target)
+    def another_process_starts(loc: Located, temp_name: str) -> None:
+        real_rename(loc, temp_name)
+        written.append(loc.real)
         if len(written) == 1:
             Workbench(root).close()
 
-    monkeypatch.setattr(journal, "_replace", another_process_starts)
+    monkeypatch.setattr(journal, "_rename_into", another_process_starts)
     try:
         commit(ws, changes_for(ws, list(OLD)))
     except Exception:

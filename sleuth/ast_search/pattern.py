@@ -12,6 +12,11 @@ pattern that still does not parse cleanly is an ``InvalidQuery`` with the positi
 never an ERROR-rooted pattern that silently matches anything. The hint names a context and
 selector for a fragment (``{"a": $V}`` with ``selector=pair`` for ``"a": $V``) or a completion
 that parses (``class $C: $$$BODY``); those probes run only on the error path.
+
+Compiling costs time linear in the pattern's size: a bounded number of parses per language
+(the top level, each code context, and on the error path the hint's trial parses, only for
+patterns up to ``HINT_PROBE_CHARS``), and walks that visit each node once, without recursion,
+slicing only texts short enough to be a metavariable.
 """
 
 from __future__ import annotations
@@ -27,10 +32,19 @@ from sleuth.ast_search.meta_var import MetaVar, extract_meta_var, substitute
 from sleuth.errors import InvalidQuery
 
 __all__ = ["Tag", "PNode", "CompiledPattern", "compile_tree", "MAX_PATTERN_CHARS"]
+__all__ += ["MAX_PATTERN_DEPTH", "HINT_PROBE_CHARS", "MAX_HINT_PARSES"]
 
 MAX_PATTERN_CHARS = 16 * 1024
 """The same cap as a whole query (``query.request.MAX_QUERY_CHARS``): a longer pattern is
 ``invalid_query`` whichever door it comes through."""
+MAX_PATTERN_DEPTH = 256
+"""Inner pattern nodes nested inside one another at most: the matcher recurses once per level
+(two Python frames), so a deeper pattern would exhaust the interpreter's stack."""
+HINT_PROBE_CHARS = 1024
+"""A pattern that does not parse gets a rewrite hint found by trial parses (fragment contexts,
+quoting, completions) only up to this size: the hints are for short fragments, and the trial
+parses would otherwise dominate the cost of a long pattern's error."""
+_MAX_QUOTE_PROBES = 4  # bare metavariables (nearest the error first) tried inside quotes
 _MAX_VAR_BYTES = 128  # longer node texts cannot be a single metavariable
 
 
@@ -119,14 +133,15 @@ def compile_tree(pattern: str, spec: LangSpec, selector: str | None) -> Compiled
         return _finish(top, spec, selector, lead, src)
     assert top.problem is not None
     offset, what = top.problem
-    position = lead + error_position(src, offset)
+    near = error_position(src, offset)
+    position = lead + near
     if what == "several top-level nodes":
         hint = (
             "a pattern matches one node: search for one statement or expression at a time, "
             "or write the construct that contains them all (e.g. the enclosing block)"
         )
     else:
-        hint = fragment_hint(parser, src, spec, pattern.strip())
+        hint = fragment_hint(parser, src, spec, stripped, near)
     raise InvalidQuery(
         f"the ast: pattern does not parse as one {spec.name} node ({what} at character "
         f"{position}): {hint}",
@@ -152,7 +167,7 @@ def _attempt(
             top = node_with_span(root, start, end + 1)
         if top is None:
             return _Attempt(None, data, (0, "no single node"))
-        if top.type == _container_kind(parser, context) and not _is_single(top):
+        if not _is_single(top) and top.type == _container_kind(parser, context):
             return _Attempt(None, data, (0, "several top-level nodes"))
     else:
         top = root
@@ -165,11 +180,13 @@ def _attempt(
         if top.child_count == 0 and top is root:
             return _Attempt(None, data, (0, "no code"))
         if top is root and not _is_single(root):
-            second = root.children[1]
+            second = root.child(1)
+            assert second is not None
             return _Attempt(None, data, (second.start_byte, "several top-level nodes"))
         node = top
         while _is_single(node):
-            child = node.children[0]
+            child = node.child(0)
+            assert child is not None
             node = child
     suspect = bool(spec.retry_kinds) and _has_kind(node, spec.retry_kinds)
     return _Attempt(node, data, None, suspect)
@@ -180,6 +197,12 @@ def _finish(
 ) -> CompiledPattern:
     assert attempt.node is not None
     root = _convert(attempt.node, attempt.data, spec.expando)
+    if root is None:
+        raise InvalidQuery(
+            f"the ast: pattern nests more than {MAX_PATTERN_DEPTH} nodes deep: search for a "
+            f"smaller part of the code, or stand a metavariable (`$A`) for the inner parts",
+            details={"position": lead, "hint": "shorten or flatten the pattern"},
+        )
     if root.is_multi:
         raise InvalidQuery(
             "a `$$$` metavariable cannot stand alone as the whole pattern: use `$VAR` for "
@@ -187,41 +210,69 @@ def _finish(
             details={"position": lead, "hint": "use $VAR or wrap $$$VAR in a larger pattern"},
         )
     kind_id = attempt.node.kind_id if selector is not None else None
-    return CompiledPattern(
-        root, selector, kind_id, attempt.data.decode(errors="replace")
-    )
+    return CompiledPattern(root, selector, kind_id, attempt.data.decode(errors="replace"))
 
 
-def _convert(node: Node, data: bytes, expando: str) -> PNode:
-    text = data[node.start_byte : node.end_byte]
-    var = None
-    if len(text) <= _MAX_VAR_BYTES and text.startswith(expando.encode()):
-        var = extract_meta_var(text.decode(errors="replace"), expando)
+def _convert(top: Node, data: bytes, expando: str) -> PNode | None:
+    """The PNode tree of ``top`` (None when it nests deeper than ``MAX_PATTERN_DEPTH``).
+
+    One walk without recursion: each frame holds a node, its children still to convert and
+    the PNodes converted so far, which become the node's children when it is left.
+    """
+    leaf = _leaf(top, data, expando)
+    if leaf is not None:
+        return leaf
+    done: list[PNode] = []
+    stack: list[tuple[Node, list[Node], list[PNode]]] = [(top, _kept(top), [])]
+    while stack:
+        node, todo, built = stack[-1]
+        if todo:
+            child = todo.pop()
+            leaf = _leaf(child, data, expando)
+            if leaf is not None:
+                built.append(leaf)
+            elif len(stack) >= MAX_PATTERN_DEPTH:
+                return None
+            else:
+                stack.append((child, _kept(child), []))
+            continue
+        stack.pop()
+        inner = PNode(Tag.INTERNAL, node.kind_id, node.type, node.is_named, b"", None, tuple(built))
+        (stack[-1][2] if stack else done).append(inner)
+    return done[0]
+
+
+def _kept(node: Node) -> list[Node]:
+    """The children a pattern node keeps (MISSING tokens dropped), last first (to pop)."""
+    return [c for c in reversed(node.children) if not c.is_missing]
+
+
+def _leaf(node: Node, data: bytes, expando: str) -> PNode | None:
+    """``node`` as a metavariable or a terminal, or None for an inner node."""
+    var = _var_of(node, data, expando)
     if var is not None:
+        text = data[node.start_byte : node.end_byte]
         return PNode(Tag.META, node.kind_id, node.type, node.is_named, text, var)
     if node.child_count == 0:
+        text = data[node.start_byte : node.end_byte]
         return PNode(Tag.TERMINAL, node.kind_id, node.type, node.is_named, text)
-    children = tuple(_convert(c, data, expando) for c in node.children if not c.is_missing)
-    return PNode(Tag.INTERNAL, node.kind_id, node.type, node.is_named, b"", None, children)
-
-
-_CONTAINERS: dict[tuple[int, str, str], str | None] = {}
+    return None
 
 
 def _container_kind(parser: Parser, context: tuple[str, str]) -> str | None:
-    """The kind of the list node a context wraps statements in (Go's ``statement_list``)."""
-    assert parser.language is not None
-    key = (id(parser.language), *context)
-    if key not in _CONTAINERS:
-        prefix, suffix = context
-        probe = "__sleuth_probe__"
-        data = (prefix + probe + suffix).encode()
-        start = len(prefix.encode())
-        root = parser.parse(data).root_node
-        node = node_with_span(root, start, start + len(probe))
-        wrapper = node is not None and node.child_count == 1 and not root.has_error
-        _CONTAINERS[key] = node.type if wrapper and node is not None else None
-    return _CONTAINERS[key]
+    """The kind of the list node a context wraps statements in (Go's ``statement_list``).
+
+    One small probe parse, run only for a context attempt whose top node has several children.
+    """
+    prefix, suffix = context
+    probe = "__sleuth_probe__"
+    data = (prefix + probe + suffix).encode()
+    start = len(prefix.encode())
+    root = parser.parse(data).root_node
+    node = node_with_span(root, start, start + len(probe))
+    if node is None or node.child_count != 1 or root.has_error:
+        return None
+    return node.type
 
 
 def _is_single(node: Node) -> bool:
@@ -230,26 +281,30 @@ def _is_single(node: Node) -> bool:
     if count == 1:
         return True
     if count == 2:
-        second = node.children[1]
-        return second.is_missing or second.type == ""
+        second = node.child(1)
+        return second is not None and (second.is_missing or second.type == "")
     return False
 
 
 def _find_kind(node: Node, kind: str) -> Node | None:
     """The first node of ``kind`` in pre-order, ``node`` included."""
-    if node.type == kind:
-        return node
-    for child in node.children:
-        found = _find_kind(child, kind)
-        if found is not None:
-            return found
+    stack = [node]
+    while stack:
+        cur = stack.pop()
+        if cur.type == kind:
+            return cur
+        stack.extend(reversed(cur.children))
     return None
 
 
 def _has_kind(node: Node, kinds: frozenset[str]) -> bool:
-    if node.type in kinds:
-        return True
-    return any(_has_kind(c, kinds) for c in node.children)
+    stack = [node]
+    while stack:
+        cur = stack.pop()
+        if cur.type in kinds:
+            return True
+        stack.extend(cur.children)
+    return False
 
 
 def _find_problem(
@@ -259,41 +314,55 @@ def _find_problem(
 
     Tolerated, because the node becomes a metavariable anyway: an ERROR whose whole text is
     one metavariable, and a MISSING token right after a metavariable (``{ $$$B }`` in Java
-    or C, where a statement-position ``$$$B`` lacks its ``;``).
+    or C, where a statement-position ``$$$B`` lacks its ``;``). Subtrees without an error are
+    not entered, and the walk keeps its own stack (a frame per open node: its remaining
+    children and whether the previous sibling was a metavariable).
     """
     if not node.has_error:
         return None
     if node.is_error and not _is_var_text(node, data, expando):
         return node.start_byte, "a syntax error"
-    previous_is_var = False
-    for child in node.children:
+    if node.is_missing:
+        return node.start_byte, f"a missing {node.type!r}"
+    code_end = len(data.rstrip()) - suffix_len
+    stack: list[tuple[list[Node], list[bool]]] = [(node.children[::-1], [False])]
+    while stack:
+        todo, previous_is_var = stack[-1]
+        if not todo:
+            stack.pop()
+            continue
+        child = todo.pop()
         if child.is_missing:
-            if not previous_is_var:
+            if not previous_is_var[0]:
                 return child.start_byte, f"a missing {child.type!r}"
             continue
         is_var = _is_var_text(child, data, expando)
-        if child.is_error and not is_var:
-            if child.end_byte >= len(data.rstrip()) - suffix_len:
+        previous_is_var[0] = is_var
+        if is_var or not child.has_error:
+            continue
+        if child.is_error:
+            if child.end_byte >= code_end:
                 return child.end_byte, "an unfinished construct"  # it runs to the end
             leaf = child
             while leaf.child_count:
-                leaf = leaf.children[-1]
+                last = leaf.child(leaf.child_count - 1)
+                assert last is not None
+                leaf = last
             return leaf.start_byte, "a syntax error"
-        if not is_var:
-            found = _find_problem(child, data, expando, suffix_len)
-            if found is not None:
-                return found
-        previous_is_var = is_var
-    if node.is_missing:
-        return node.start_byte, f"a missing {node.type!r}"
+        stack.append((child.children[::-1], [False]))
     return None
 
 
+def _var_of(node: Node, data: bytes, expando: str) -> MetaVar | None:
+    """The metavariable ``node``'s whole text is, if any (long texts are never sliced)."""
+    start, end = node.start_byte, node.end_byte
+    if end - start > _MAX_VAR_BYTES or not data.startswith(expando.encode(), start, end):
+        return None
+    return extract_meta_var(data[start:end].decode(errors="replace"), expando)
+
+
 def _is_var_text(node: Node, data: bytes, expando: str) -> bool:
-    text = data[node.start_byte : node.end_byte]
-    if len(text) > _MAX_VAR_BYTES or not text.startswith(expando.encode()):
-        return False
-    return extract_meta_var(text.decode(errors="replace"), expando) is not None
+    return _var_of(node, data, expando) is not None
 
 
 # -- hints for patterns that do not parse (error path only) ----------------------------------
@@ -313,6 +382,8 @@ _COMPLETIONS: tuple[str, ...] = (
     ")",
     ";",
 )
+MAX_HINT_PARSES = len(_FRAGMENT_CONTEXTS) + _MAX_QUOTE_PROBES + len(_COMPLETIONS)
+"""Trial parses of one hint at most, besides one per code context of the language."""
 
 
 def error_position(src: str, offset: int) -> int:
@@ -334,13 +405,21 @@ def node_with_span(root: Node, start: int, end: int) -> Node | None:
         node = inner
 
 
+_GENERIC_HINT = (
+    "write a complete {name} snippet (use `$$$NAME` for omitted parts), or wrap the fragment "
+    "in a larger snippet and pick the node you want with a selector"
+)
 _BARE_VAR = re.compile(r"(?<![\w$'\"`])\$[A-Z_][A-Z0-9_]*(?![\w'\"`])")
 
 
-def _quoted_hint(parser: Parser, spec: LangSpec, original: str) -> str | None:
+def _quoted_hint(parser: Parser, spec: LangSpec, original: str, near: int) -> str | None:
     """A hint to quote a metavariable standing where the grammar wants a string literal
-    (``import $X from $Y`` in JavaScript), when quoting one makes the pattern parse."""
-    for m in _BARE_VAR.finditer(original):
+    (``import $X from $Y`` in JavaScript), when quoting one makes the pattern parse.
+
+    Only the ``_MAX_QUOTE_PROBES`` bare metavariables nearest the error (code point ``near``)
+    are tried, one parse each."""
+    bare = sorted(_BARE_VAR.finditer(original), key=lambda m: abs(m.start() - near))
+    for m in bare[:_MAX_QUOTE_PROBES]:
         candidate = f'{original[: m.start()]}"{m.group(0)}"{original[m.end() :]}'
         root = parser.parse(substitute(candidate, spec.expando).encode()).root_node
         if not root.has_error and root.named_child_count == 1:
@@ -351,8 +430,12 @@ def _quoted_hint(parser: Parser, spec: LangSpec, original: str) -> str | None:
     return None
 
 
-def fragment_hint(parser: Parser, src: str, spec: LangSpec, original: str) -> str:
-    """A sentence saying how to rewrite ``original`` (``src`` is it after substitution)."""
+def fragment_hint(parser: Parser, src: str, spec: LangSpec, original: str, near: int = 0) -> str:
+    """A sentence saying how to rewrite ``original`` (``src`` is it after substitution; the
+    parse went wrong at code point ``near``), from at most ``MAX_HINT_PARSES`` trial parses, and
+    none for a pattern longer than ``HINT_PROBE_CHARS``."""
+    if len(original) > HINT_PROBE_CHARS:
+        return _GENERIC_HINT.format(name=spec.name)
     for prefix, suffix in (*_FRAGMENT_CONTEXTS, *spec.contexts):
         data = (prefix + src + suffix).encode()
         root = parser.parse(data).root_node
@@ -368,7 +451,7 @@ def fragment_hint(parser: Parser, src: str, spec: LangSpec, original: str) -> st
             f"pick the part with a selector, e.g. the context pattern `{context}` with "
             f"selector={node.type}"
         )
-    quoted = _quoted_hint(parser, spec, original)
+    quoted = _quoted_hint(parser, spec, original, near)
     if quoted is not None:
         return quoted
     for tail in _COMPLETIONS:
@@ -379,7 +462,4 @@ def fragment_hint(parser: Parser, src: str, spec: LangSpec, original: str) -> st
                 f"it is not a complete {spec.name} construct; complete it so it parses on its "
                 f"own, e.g. `{candidate.strip()}` (`$$$NAME` stands for any number of nodes)"
             )
-    return (
-        f"write a complete {spec.name} snippet (use `$$$NAME` for omitted parts), or wrap the "
-        f"fragment in a larger snippet and pick the node you want with a selector"
-    )
+    return _GENERIC_HINT.format(name=spec.name)

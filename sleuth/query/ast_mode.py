@@ -5,6 +5,10 @@ other languages are not read. A file is parsed only when it contains the pattern
 tokens (checked on its bytes first), and in long-running faces its tree comes from a bounded
 ``TreeCache`` that reparses incrementally after a change.
 
+Before anything is compiled, the pattern's size times the number of languages it would be
+compiled for is held to ``MAX_COMPILE_CHARS``: each compilation is linear in the pattern's size,
+but a long pattern that does not parse costs several parses in each language of a polyglot tree.
+
 A one-shot process (no tree cache) with many files to parse hands them, in batches, to worker
 processes (``ast_search.workers``: tree-sitter holds the GIL while parsing) and takes the
 answers back in file order, so results, pages and resume keys are those of a serial scan.
@@ -23,6 +27,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from sleuth.ast_search import (
+    MAX_PATTERN_CHARS,
     AstPattern,
     MatchPool,
     PatternArgs,
@@ -34,13 +39,13 @@ from sleuth.ast_search import (
     get_pool,
     language_for_path,
 )
-from sleuth.errors import SleuthError
+from sleuth.errors import InvalidQuery, SleuthError
 from sleuth.prefilter import Literals, file_may_match, fold
 from sleuth.query.request import SearchRequest
 from sleuth.query.scan import Found
 from sleuth.workspace import FileEntry, FileText
 
-__all__ = ["AstSource", "plan_ast", "SERIAL_FILES", "PARALLEL_AT"]
+__all__ = ["AstSource", "plan_ast", "SERIAL_FILES", "PARALLEL_AT", "MAX_COMPILE_CHARS"]
 
 T = TypeVar("T")
 
@@ -52,6 +57,10 @@ MAX_PENDING_FILES = 256  # read ahead of the consumer at most this many files ..
 MAX_PENDING_BYTES = 32 * 1024 * 1024  # ... and this many bytes
 MEMO_FOUND = 200_000  # matches (plus one per file) memoised per request
 MEMO_REQUESTS = 4
+MAX_COMPILE_CHARS = 64 * 1024
+"""Pattern characters times candidate languages one request may compile: with the 16 languages
+of the table, a pattern of up to 4 KiB is never refused, and with ``lang`` (one language) the
+pattern cap (16 KiB, ``ast_search.MAX_PATTERN_CHARS``) is the only limit."""
 
 
 class _Memo:
@@ -287,6 +296,7 @@ def plan_ast(
     else:
         counts = Counter(lang for lang in langs_of if lang)
         langs = [lang for lang, _ in counts.most_common()]
+    _check_budget(body, langs)
     patterns: dict[str, AstPattern] = {}
     first_error: SleuthError | None = None
     for lang in langs:
@@ -301,3 +311,25 @@ def plan_ast(
     wanted = set(patterns)
     kept = [f for f, lang in zip(files, langs_of, strict=True) if lang in wanted]
     return AstSource(patterns, trees, req.identity_json(), len(kept)), kept
+
+def _check_budget(body: str, langs: list[str]) -> None:
+    """Refuse, before any parse, a pattern too long for the number of languages it would be
+    compiled for (``MAX_COMPILE_CHARS``)."""
+    cost = len(body) * len(langs)
+    if cost <= MAX_COMPILE_CHARS:
+        return
+    most = MAX_COMPILE_CHARS // len(langs)
+    hint = "set lang to the pattern's language, narrow the path, or shorten the pattern"
+    raise InvalidQuery(
+        f"the ast: pattern is {len(body)} characters long and would be compiled for "
+        f"{len(langs)} languages ({', '.join(langs)}): {cost} characters, over the budget of "
+        f"{MAX_COMPILE_CHARS} (pattern characters x languages, so at most {most} characters "
+        f"here): {hint} (with lang, up to {MAX_PATTERN_CHARS} characters)",
+        details={
+            "length": len(body),
+            "languages": langs,
+            "max": MAX_COMPILE_CHARS,
+            "position": 0,
+            "hint": hint,
+        },
+    )

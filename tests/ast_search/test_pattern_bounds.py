@@ -168,8 +168,8 @@ def test_a_deep_pattern_is_refused_with_the_limit_and_a_shallow_one_matches() ->
 
 
 def test_a_deep_pattern_that_does_not_parse_reports_its_error() -> None:
-    broken = "f(" * 600 + "$A" + ")" * 599 + "]"
-    with pytest.raises(InvalidQuery) as err:  # the error walk keeps its own stack
+    broken = "f(" * 600 + "$A +" + ")" * 600  # the error 1200 levels down
+    with pytest.raises(InvalidQuery) as err:  # before the fix: RecursionError (internal)
         compile_pattern(broken, "javascript")
-    assert "does not parse" in err.value.message
-    assert isinstance(err.value.details["position"], int)
+    assert "a missing 'identifier' at character 1204" in err.value.message
+    assert err.value.details["position"] == 1204

@@ -1,33 +1,72 @@
-"""Native rename (SPEC §7): the language server computes it, the edit layer writes it.
+"""Native rename (SPEC §7, §9): the language server computes it, the edit layer writes it.
 
-``Renamer.rename(ref, new_name)`` points at the reference's (single) range, asks the language
-server of its language for a rename (``prepareRename`` first where supported), and applies the
-WorkspaceEdit through ``journal.commit``: the reference's stamp is checked by the resolver, every
-other file's bytes are stamped as they are read for the edit, and all files land or none. The
-answer is the edit answer (RESULT# selecting every new name, ``changed``, ``diff``) plus
+``Renamer.rename(ref, new_name)`` points at the reference's (single) range and asks the language
+server of its language for a rename (``ServerPool.rename_plan``). The answer comes with the
+exact bytes the server held for every file it edits — the files are brought up to the disk
+before the question and opened from bytes read for it after — and each ``FileChange`` is built
+from those bytes, so ``journal.commit`` (which re-reads every file under the edit lock) writes
+only when the disk still holds what the server saw: a file edited meanwhile is
+``stale_reference`` and nothing is written, never the new name at the old offsets.
+
+The answer is the edit answer (RESULT# selecting every new name, ``changed``, ``diff``) plus
 ``untouched``: the text occurrences of the old name that the rename did not change, so a
 silently incomplete server answer is visible. Without a semantic server the answer is
 ``unsupported`` — a text replace is never passed off as a rename.
+
+Name clashes (``conflict``, unless ``force``). The new name clashes when, in any file the rename
+edits (the declaration's file and every reference site's), it is already written as a name:
+
+* an identifier token of the file's syntax tree (tree-sitter), so never inside a string or a
+  comment, that the rename does not itself produce;
+* a member position — an attribute or property after a dot (``obj.name``), a field, a keyword
+  argument's name, a module path in an import — counts only when the renamed symbol is itself
+  a member (declared in a class body, or renamed somewhere at a member position): renaming a
+  function ``f`` to ``g`` ignores ``obj.g``; renaming a method ``C.f`` to ``g`` does not;
+* the check is per file, not per scope: a local ``g`` in another function of an edited file is
+  a clash too. This covers the declaration's module and class scope (its file is edited) and
+  every scope of every reference site; a builtin counts only where an edited file uses it;
+  members inherited from a class in a file the rename does not edit are not seen. A file with
+  no grammar is checked by text (every whole-word occurrence).
+
+``conflict`` lists each place (``path:line``) and writes nothing; ``force`` renames anyway.
+
+Denied files (SPEC §1). A rename never reads, sends to a server, edits or lists a denied file:
+the server's edits for denied files are dropped without a word, so uses of the symbol in them
+keep the old name. The answer is the same whether or not a denied file uses the symbol.
 """
 
 from __future__ import annotations
 
 import re
 from collections import defaultdict
+from collections.abc import Mapping
 from typing import Any
 
+from tree_sitter import Node
+
+from sleuth.ast_search import language_for_path, parse
 from sleuth.edit.journal import FileChange, commit
 from sleuth.edit.operations import Editor, Splice, splice, unified_diff
-from sleuth.errors import InvalidQuery, NotFound, SleuthError, Unsupported
+from sleuth.errors import Conflict, InvalidQuery, NotFound, SleuthError, Unsupported
 from sleuth.resources.refs import looks_like_ref
 from sleuth.resources.selection import Range, Resolver, Selection
 from sleuth.resources.views import ReadResult, Views
 from sleuth.workspace import FileText, Workspace, encoding_of, stamp_bytes
 
-__all__ = ["Renamer", "split_rename", "MAX_UNTOUCHED"]
+__all__ = ["Renamer", "split_rename", "find_clashes", "MAX_UNTOUCHED", "MAX_CLASHES"]
 
 MAX_UNTOUCHED = 100
+MAX_CLASHES = 100
 _NAME = re.compile(r"[^\W\d]\w*|\$\w*", re.UNICODE)
+_MEMBER_FIELDS = ("attribute", "property", "field")
+_MEMBER_TYPES = {
+    "property_identifier",
+    "field_identifier",
+    "shorthand_field_identifier",
+    "private_property_identifier",
+}
+_CLASS_WORDS = ("class", "struct", "interface", "enum", "impl", "trait", "union", "object_type")
+_FUNCTION_WORDS = ("function", "method", "lambda", "closure", "arrow", "func_literal")
 
 
 def split_rename(ref: str, new_name: str | None) -> tuple[str, str]:
@@ -52,9 +91,29 @@ def _install_hint(servers: Any, lang: str | None) -> str:
     return f" ({spec.name} is not installed; install it with: {spec.install})"
 
 
+def _is_word(byte: int) -> bool:
+    return byte >= 0x80 or byte in b"_$" or chr(byte).isalnum()
+
+
+def _whole_words(data: bytes, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Each span widened to the identifier around it, merged: servers that answer with
+    character hunks (jedi) still give one range per new name."""
+    out: list[tuple[int, int]] = []
+    for s, e in sorted(spans):
+        while s > 0 and _is_word(data[s - 1]):
+            s -= 1
+        while e < len(data) and _is_word(data[e]):
+            e += 1
+        if out and s <= out[-1][1]:
+            out[-1] = (out[-1][0], max(e, out[-1][1]))
+        else:
+            out.append((s, e))
+    return out
+
+
 class Renamer:
-    """Renames through a language-server pool (duck-typed: ``language_of``, ``available``,
-    ``rename``)."""
+    """Renames through a language-server pool (duck-typed: ``language_of``, ``serving``,
+    ``spec``, ``rename_plan``)."""
 
     def __init__(self, ws: Workspace, resolver: Resolver, views: Views, editor: Editor) -> None:
         self._ws = ws
@@ -62,7 +121,10 @@ class Renamer:
         self._views = views
         self._editor = editor  # keeps the undo data, as for every edit
 
-    def rename(self, ref: str, new_name: str | None, servers: Any) -> ReadResult:
+    def rename(
+        self, ref: str, new_name: str | None, servers: Any, *, force: bool = False
+    ) -> ReadResult:
+        """Rename the symbol ``ref`` names; ``force`` writes even when the name clashes."""
         ref, new_name = split_rename(ref, new_name)
         sel = self._resolver.resolve(ref)
         if len(sel.ranges) != 1:
@@ -82,36 +144,41 @@ class Renamer:
                 "never passed off as a rename",
                 details={"path": target.path, "language": lang},
             )
-        old_text = sel.texts[target.path].data[target.start_byte : target.end_byte]
-        old_name = old_text.decode("utf-8", errors="replace")
-        edits = servers.rename(target.path, target.start_byte, new_name)
-        if not edits:
-            raise NotFound(f"the language server found nothing to rename at {ref}")
+        held = sel.texts[target.path].data
+        old_name = held[target.start_byte : target.end_byte].decode("utf-8", errors="replace")
+        plan = servers.rename_plan(target.path, target.start_byte, new_name, expect=held)
         by_file: dict[str, list[Any]] = defaultdict(list)
-        for e in edits:
-            by_file[e.path].append(e)
+        for e in plan.edits:
+            if not self._ws.is_denied(e.path):  # the pool drops them already; never written
+                by_file[e.path].append(e)
+        if not by_file:
+            raise NotFound(f"the language server found nothing to rename at {ref}")
+        olds = {path: _file_text(path, plan.sources[path]) for path in sorted(by_file)}
+        if not force and new_name != old_name:
+            renamed = {p: [(e.start_byte, e.end_byte) for e in es] for p, es in by_file.items()}
+            clashes = find_clashes(olds, renamed, new_name)
+            if clashes:
+                raise _conflict(new_name, clashes)
         changes: list[FileChange] = []
         results: list[Range] = []
         texts: dict[str, FileText] = {}
-        for path in sorted(by_file):
-            ft = sel.texts.get(path) if path == target.path else self._ws.read(path)
-            if ft is None:
-                raise NotFound(f"the rename touches {path}, which sleuth cannot read")
+        for path, ft in olds.items():
             splices = [
                 Splice(e.start_byte, e.end_byte, e.new_text.encode("utf-8")) for e in by_file[path]
             ]
             new, found = splice(ft, splices)  # the edit layer's own splice: end first, no overlap
-            spans = [(s, e) for s, e, _ in found]
             changes.append(FileChange(path, ft.stamp, ft.data, new))
-            new_ft = FileText(path, new, stamp_bytes(new), encoding_of(new))
+            new_ft = _file_text(path, new)
             texts[path] = new_ft
-            for s, e in spans:
+            for s, e in _whole_words(new, [(s, e) for s, e, _ in found]):
                 line, _, end_line, _ = new_ft.locate(s, e)
                 results.append(Range(path, s, e, line, end_line, new_ft.stamp))
-        commit(self._ws, changes)
+        commit(self._ws, changes)  # refuses unless every file still holds what the server saw
         answer = self._views.register(
             Selection(source=ref, ranges=sorted(results), result_id="", texts=texts),
-            "rename", {"ref": ref, "new_name": new_name}, None,
+            "rename",
+            {"ref": ref, "new_name": new_name},
+            None,
         )
         self._editor.save_undo(answer.result, changes)
         answer.changed = [c.path for c in changes]
@@ -120,7 +187,8 @@ class Renamer:
         return answer
 
     def _untouched(self, old_name: str) -> list[dict[str, Any]]:
-        """Occurrences of the old name (as a word) left after the rename, for review."""
+        """Occurrences of the old name (as a word) left after the rename, for review; the
+        listing leaves denied files out, so they are never read here."""
         if not old_name:
             return []
         word = re.compile(rb"(?<![\w$])" + re.escape(old_name.encode()) + rb"(?![\w$])")
@@ -136,3 +204,152 @@ class Renamer:
                     return out
         return out
 
+
+def _file_text(path: str, data: bytes) -> FileText:
+    return FileText(path, data, stamp_bytes(data), encoding_of(data))
+
+
+def _conflict(new_name: str, clashes: list[dict[str, Any]]) -> Conflict:
+    where = ", ".join(f"{c['path']}:{c['line']}" for c in clashes[:10])
+    more = f" and {len(clashes) - 10} more" if len(clashes) > 10 else ""
+    return Conflict(
+        f"nothing was written: {new_name} is already a name where the rename would write it "
+        f"({where}{more}); pick another name, or pass force to rename anyway",
+        details={"new_name": new_name, "conflicts": clashes},
+    )
+
+
+def find_clashes(
+    texts: Mapping[str, FileText], renamed: Mapping[str, list[tuple[int, int]]], new_name: str
+) -> list[dict[str, Any]]:
+    """Where ``new_name`` is already written as a name in the files a rename edits (the rule
+    in the module docstring): ``[{"path", "line", "text"}]`` by path and line, one per line.
+
+    ``renamed`` holds each file's edited byte ranges, of the bytes in ``texts``."""
+    word = new_name.encode()
+    pattern = re.compile(rb"(?<![\w$])" + re.escape(word) + rb"(?![\w$])")
+    names = {p: _whole_words(texts[p].data, spans) for p, spans in renamed.items() if p in texts}
+    roots: dict[str, Node | None] = {}
+
+    def root(path: str) -> Node | None:
+        if path not in roots:
+            roots[path] = _root_of(texts[path])
+        return roots[path]
+
+    member: list[bool] = []  # computed once, only when a member position needs it
+
+    def renames_member() -> bool:
+        if not member:
+            member.append(
+                any(
+                    _renames_member(tree, s, e)
+                    for path, spans in sorted(names.items())
+                    if (tree := root(path)) is not None
+                    for s, e in spans
+                )
+            )
+        return member[0]
+
+    out: list[dict[str, Any]] = []
+    for path in sorted(texts):
+        ft = texts[path]
+        if word not in ft.data:
+            continue
+        spans = names.get(path, [])
+        lines: list[int] = []
+        for m in pattern.finditer(ft.data):
+            start, end = m.span()
+            if any(s < end and start < e for s, e in spans):
+                continue  # the rename's own text
+            tree = root(path)
+            if tree is not None:
+                node = tree.descendant_for_byte_range(start, end)
+                if node is None or not _is_name(node, start, end):
+                    continue  # in a string, a comment, or part of a longer token
+                if _member_position(node) and not renames_member():
+                    continue
+            line = ft.line_of(start)
+            if line not in lines:
+                lines.append(line)
+        for line in lines:
+            out.append({"path": path, "line": line, "text": ft.line_text(line)[:256]})
+            if len(out) >= MAX_CLASHES:
+                return out
+    return out
+
+
+def _root_of(ft: FileText) -> Node | None:
+    """The syntax tree's root, or None when the file's language has no grammar here."""
+    lang = language_for_path(ft.path)
+    if lang is None:
+        return None
+    try:
+        return parse(lang, ft.data).root_node
+    except SleuthError:
+        return None
+
+
+def _is_name(node: Node, start: int, end: int) -> bool:
+    """True for an identifier token spanning exactly ``start:end``."""
+    return (
+        node.start_byte == start
+        and node.end_byte == end
+        and node.child_count == 0
+        and node.type.endswith("identifier")
+    )
+
+
+def _field_of(node: Node) -> str | None:
+    parent = node.parent
+    if parent is None:
+        return None
+    for i, child in enumerate(parent.children):
+        if child == node:
+            return parent.field_name_for_child(i)
+    return None
+
+
+def _member_position(node: Node) -> bool:
+    """True where a name does not bind or read the scope: after a dot, a field, a keyword
+    argument's name, a module path in an import (``from a.b import c``: ``a``, ``b``)."""
+    if node.type in _MEMBER_TYPES:
+        return True
+    parent = node.parent
+    if parent is None:
+        return False
+    field = _field_of(node)
+    if field in _MEMBER_FIELDS:
+        return True
+    if parent.type == "keyword_argument":
+        return field == "name"
+    if parent.type != "dotted_name":
+        return False
+    holder = parent.parent
+    if holder is not None and (
+        holder.type == "relative_import"
+        or (holder.type == "import_from_statement" and _field_of(parent) == "module_name")
+        or (holder.type == "aliased_import" and _field_of(parent) == "name")
+    ):
+        return True
+    return parent.children[0] != node  # ``import a.b`` binds ``a`` only
+
+
+def _renames_member(root: Node, start: int, end: int) -> bool:
+    """True when the name the rename edits at ``start:end`` is a member: written at a member
+    position, or declared in a class (struct, interface, ...) body."""
+    node = root.descendant_for_byte_range(start, end)
+    if node is None or not _is_name(node, start, end):
+        return False
+    if _member_position(node):
+        return True
+    scope = node.parent
+    if scope is not None and _field_of(node) == "name":
+        scope = scope.parent  # the definition the name belongs to is not its scope
+    while scope is not None:
+        kind = scope.type
+        if any(w in kind for w in _FUNCTION_WORDS):
+            return False
+        if any(w in kind for w in _CLASS_WORDS):
+            return True
+        scope = scope.parent
+    return False

@@ -20,9 +20,18 @@ import contextlib
 import threading
 import weakref
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from sleuth.errors import InvalidQuery, ServerUnavailable, SleuthError, Timeout, Unsupported
+from sleuth.errors import (
+    InvalidQuery,
+    ServerUnavailable,
+    SleuthError,
+    StaleReference,
+    Timeout,
+    Unsupported,
+)
+from sleuth.lsp_bridge.positions import LineIndex
 from sleuth.lsp_bridge.results import (
     LspEdit,
     LspLocation,
@@ -43,7 +52,7 @@ from sleuth.lsp_bridge.session import Session
 from sleuth.lsp_bridge.transport import ServerError
 from sleuth.workspace import Workspace
 
-__all__ = ["ServerPool"]
+__all__ = ["ServerPool", "RenamePlan", "RENAME_ROUNDS"]
 
 T = TypeVar("T")
 MAX_CRASHES = 2
@@ -51,6 +60,8 @@ ENRICH_FILES = 64
 """At most this many files get a ``documentSymbol`` call to widen workspace symbols."""
 MAX_OUTLINES = 4096
 """Most cached ``documentSymbol`` answers (the cache is dropped whole past it)."""
+RENAME_ROUNDS = 4
+"""Most ``textDocument/rename`` requests for one rename (files opened between them)."""
 _RETRY_CODES = {-32800, -32801}  # RequestCancelled, ContentModified: the server re-indexed
 
 
@@ -177,8 +188,12 @@ class ServerPool:
             raise ServerUnavailable(
                 f"language server {spec.name}, configured for {lang} in [tool.sleuth.servers], "
                 f"is not installed; install it with: {spec.install}",
-                details={"server": spec.name, "language": lang, "install": spec.install,
-                         "reason": "missing"},
+                details={
+                    "server": spec.name,
+                    "language": lang,
+                    "install": spec.install,
+                    "reason": "missing",
+                },
             )
         return False
 
@@ -340,7 +355,8 @@ class ServerPool:
             if not fuzzy:
                 want = query.lower()
                 items = [
-                    i for i in items
+                    i
+                    for i in items
                     if isinstance(i, dict) and str(i.get("name", "")).lower() == want
                 ]
             return await self._enrich(session, items)
@@ -417,32 +433,75 @@ class ServerPool:
         return self._call(run)
 
     def rename(self, path: str, byte_offset: int, new_name: str) -> list[LspEdit]:
-        """The server's rename of the symbol at ``byte_offset`` as byte-range edits.
+        """The server's rename of the symbol at ``byte_offset`` as byte-range edits (of the
+        bytes in ``rename_plan(...).sources``, which the disk held when it was computed)."""
+        return self.rename_plan(path, byte_offset, new_name).edits
 
-        ``prepareRename`` first where the server has it (a refusal is ``InvalidQuery``);
-        file operations in the answer are ``Unsupported``. Nothing is written.
+    def rename_plan(
+        self, path: str, byte_offset: int, new_name: str, *, expect: bytes | None = None
+    ) -> RenamePlan:
+        """The server's rename of the symbol at ``byte_offset`` of ``path`` and the exact bytes
+        every edited file had in the server when it computed it. Nothing is written.
+
+        ``byte_offset`` is an offset into ``expect`` (default: ``path``'s bytes now); when the
+        disk no longer holds ``expect`` the answer is ``StaleReference``. Before asking, the
+        server's view is brought up to the disk by re-stating every file (the watcher lags);
+        after the answer, every file it edits must have been sent to the server as an open
+        document whose version did not move until the answer came, else those files are
+        opened from the bytes on disk and the server is asked again (at most
+        ``RENAME_ROUNDS`` times). Edits in denied files are dropped without a word (SPEC §1:
+        cloaked). ``prepareRename`` first where the server has it (a refusal is
+        ``InvalidQuery``); file operations in the answer are ``Unsupported``.
         """
 
-        async def run() -> list[LspEdit]:
-            session, _, params = await self._position(path, byte_offset)
+        async def run() -> RenamePlan:
+            rel = self.ws.validate_path(path)
+            lang = language_of(rel)
+            if lang is None:
+                raise Unsupported(
+                    f"no language server covers {rel}; rename covers .py, .ts/.js, .c/.cpp, "
+                    ".go and .rs files",
+                    details={"path": rel},
+                )
+            session = await self._session(lang)
             if not session.supports("renameProvider"):
                 raise Unsupported(
                     f"language server {session.spec.name} cannot rename; configure another "
                     "server in [tool.sleuth.servers]",
                     details={"server": session.spec.name},
                 )
-            if not session.settled:  # let a server without a readiness signal settle first
-                ref_params = {**params, "context": {"includeDeclaration": True}}
-                await self._settled(session, "textDocument/references", ref_params)
-            provider = session.capabilities.get("renameProvider")
-            if isinstance(provider, dict) and provider.get("prepareProvider"):
-                prepared = await self._ask(session, "textDocument/prepareRename", params)
-                if prepared is None:
-                    raise InvalidQuery(
-                        f"language server {session.spec.name} cannot rename at this position; "
-                        "point at the name of a symbol declared in the workspace",
-                        details={"server": session.spec.name},
+            session.refresh()
+            return await self._rename_rounds(session, rel, byte_offset, new_name, expect)
+
+        return self._call(run)
+
+    async def _rename_rounds(
+        self, session: Session, rel: str, offset: int, new_name: str, expect: bytes | None
+    ) -> RenamePlan:
+        """Ask for the rename until every edited file's answer is against bytes we sent."""
+        pending = [rel]
+        prepared = False
+        for _ in range(RENAME_ROUNDS):
+            for name in pending:
+                if session.sync_document(name) is None:
+                    raise Unsupported(
+                        f"the rename would edit {name}, which is binary, too large or "
+                        "unreadable for sleuth; rename by hand",
+                        details={"path": name},
                     )
+            sent = session.documents()
+            data = sent[rel][1]
+            if expect is None:
+                expect = data
+            elif data != expect:
+                raise _stale([rel])
+            params = {
+                "textDocument": {"uri": session.uri(rel)},
+                "position": LineIndex(data).position_json(offset, session.encoding),
+            }
+            if not prepared:
+                await self._prepare_rename(session, params)
+                prepared = True
             result = await self._ask(
                 session, "textDocument/rename", {**params, "newName": new_name}
             )
@@ -452,9 +511,64 @@ class ServerPool:
                     "at the name of a symbol",
                     details={"server": session.spec.name},
                 )
-            return edits_of(result, session.rel_of, session.index_of, session.encoding)
+            result = session.uncloaked(result)
+            files = {*session.edited_files(result), rel}
+            now = session.documents()
+            pending = sorted(f for f in files if f not in sent or now.get(f) != sent[f])
+            if not pending:
+                sources = {f: sent[f][1] for f in sorted(files)}
+                for f, held in sources.items():
+                    _check_utf8(f, held)
+                indexes = {f: LineIndex(held) for f, held in sources.items()}
+                edits = edits_of(result, session.rel_of, indexes.get, session.encoding)
+                return RenamePlan(edits, sources)
+        raise _stale(pending, churn=True)
 
-        return self._call(run)
+    async def _prepare_rename(self, session: Session, params: dict[str, Any]) -> None:
+        if not session.settled:  # let a server without a readiness signal settle first
+            ref_params = {**params, "context": {"includeDeclaration": True}}
+            await self._settled(session, "textDocument/references", ref_params)
+        provider = session.capabilities.get("renameProvider")
+        if isinstance(provider, dict) and provider.get("prepareProvider"):
+            prepared = await self._ask(session, "textDocument/prepareRename", params)
+            if prepared is None:
+                raise InvalidQuery(
+                    f"language server {session.spec.name} cannot rename at this position; "
+                    "point at the name of a symbol declared in the workspace",
+                    details={"server": session.spec.name},
+                )
+
+
+@dataclass(frozen=True)
+class RenamePlan:
+    """A rename as the server computed it: byte-range ``edits`` of ``sources``, the exact bytes
+    of every edited file (and the renamed position's file) that the server held."""
+
+    edits: list[LspEdit]
+    sources: dict[str, bytes]
+
+
+def _stale(files: list[str], churn: bool = False) -> StaleReference:
+    why = "changed since the search"
+    if churn:
+        why = "kept changing while the language server computed the rename"
+    return StaleReference(
+        f"nothing was written: {', '.join(files)} {why}; re-run the search and rename "
+        "through the fresh reference",
+        details={"files": files},
+    )
+
+
+def _check_utf8(rel: str, data: bytes) -> None:
+    """The server got ``data`` decoded with replacements: offsets only agree for UTF-8."""
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise Unsupported(
+            f"the rename would edit {rel}, which is not valid UTF-8; a language server's "
+            "positions in it cannot be trusted — fix its encoding or rename by hand",
+            details={"path": rel},
+        ) from None
 
 
 def _best_match(hit: LspSymbol, symbols: list[LspSymbol]) -> LspSymbol | None:

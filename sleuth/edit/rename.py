@@ -156,7 +156,7 @@ class Renamer:
         olds = {path: _file_text(path, plan.sources[path]) for path in sorted(by_file)}
         if not force and new_name != old_name:
             renamed = {p: [(e.start_byte, e.end_byte) for e in es] for p, es in by_file.items()}
-            clashes = find_clashes(olds, renamed, new_name)
+            clashes = find_clashes(olds, renamed, old_name, new_name)
             if clashes:
                 raise _conflict(new_name, clashes)
         changes: list[FileChange] = []
@@ -191,7 +191,7 @@ class Renamer:
         listing leaves denied files out, so they are never read here."""
         if not old_name:
             return []
-        word = re.compile(rb"(?<![\w$])" + re.escape(old_name.encode()) + rb"(?![\w$])")
+        word = _word_pattern(old_name)
         out: list[dict[str, Any]] = []
         for entry in self._ws.list_files().files:
             ft = self._ws.read(entry.path)
@@ -220,15 +220,20 @@ def _conflict(new_name: str, clashes: list[dict[str, Any]]) -> Conflict:
 
 
 def find_clashes(
-    texts: Mapping[str, FileText], renamed: Mapping[str, list[tuple[int, int]]], new_name: str
+    texts: Mapping[str, FileText],
+    renamed: Mapping[str, list[tuple[int, int]]],
+    old_name: str,
+    new_name: str,
 ) -> list[dict[str, Any]]:
     """Where ``new_name`` is already written as a name in the files a rename edits (the rule
     in the module docstring): ``[{"path", "line", "text"}]`` by path and line, one per line.
 
-    ``renamed`` holds each file's edited byte ranges, of the bytes in ``texts``."""
+    ``renamed`` holds each file's edited byte ranges, of the bytes in ``texts``: the names the
+    rename changes are the ``old_name`` tokens in them (a whole-file edit: every one). No
+    ``new_name`` token of these bytes is the rename's own, so each one found is a clash."""
     word = new_name.encode()
-    pattern = re.compile(rb"(?<![\w$])" + re.escape(word) + rb"(?![\w$])")
-    names = {p: _whole_words(texts[p].data, spans) for p, spans in renamed.items() if p in texts}
+    pattern = _word_pattern(new_name)
+    names = {p: _old_names(texts[p].data, spans, old_name) for p, spans in renamed.items()}
     roots: dict[str, Node | None] = {}
 
     def root(path: str) -> Node | None:
@@ -255,12 +260,9 @@ def find_clashes(
         ft = texts[path]
         if word not in ft.data:
             continue
-        spans = names.get(path, [])
         lines: list[int] = []
         for m in pattern.finditer(ft.data):
             start, end = m.span()
-            if any(s < end and start < e for s, e in spans):
-                continue  # the rename's own text
             tree = root(path)
             if tree is not None:
                 node = tree.descendant_for_byte_range(start, end)
@@ -276,6 +278,16 @@ def find_clashes(
             if len(out) >= MAX_CLASHES:
                 return out
     return out
+
+
+def _word_pattern(name: str) -> re.Pattern[bytes]:
+    return re.compile(rb"(?<![\w$])" + re.escape(name.encode()) + rb"(?![\w$])")
+
+
+def _old_names(data: bytes, spans: list[tuple[int, int]], old_name: str) -> list[tuple[int, int]]:
+    """The ``old_name`` tokens inside the edited ``spans`` (each widened to whole words)."""
+    pattern = _word_pattern(old_name)
+    return [m.span() for s, e in _whole_words(data, spans) for m in pattern.finditer(data, s, e)]
 
 
 def _root_of(ft: FileText) -> Node | None:

@@ -336,7 +336,7 @@ class Session:
         return out
 
     def refresh(self) -> None:
-        """Bring the server's view up to the disk now: every file re-stated, open documents
+        """Bring the server's view up to the disk now: every file stat-ed again, open documents
         re-read, whatever the watcher's generation says."""
         self._snapshot(force=True)
 

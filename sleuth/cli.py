@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, Literal, NoReturn, Protocol, Te
 
 from sleuth import render
 from sleuth.errors import Cancelled, Internal, InvalidPath, InvalidQuery, SleuthError
-from sleuth.query.request import SearchRequest
+from sleuth.query.request import SearchRequest, check_text
 
 if TYPE_CHECKING:
     from rich.text import Text
@@ -248,6 +248,7 @@ class ReadRequest:
               limit: int | None = None) -> ReadRequest:
         if not isinstance(target, str) or not target:
             raise InvalidQuery("read needs a target: a path or a reference")
+        check_text(target, "target")
         return cls(target, _positive(offset, "offset is the first line to read (1-based)"),
                    _positive(limit, "limit is the number of lines to read"))
 
@@ -263,6 +264,7 @@ class SelectRequest:
     def build(cls, ref: str, items: Sequence[int]) -> SelectRequest:
         if not isinstance(ref, str) or not ref:
             raise InvalidQuery("select needs a reference, e.g. SEARCH#1a2b3c4d")
+        check_text(ref, "ref")
         if not items:
             raise InvalidQuery("select needs at least one item number (as listed by #n)")
         for item in items:
@@ -371,9 +373,11 @@ class EditRequest:
             ref = _non_empty(ref, "undo needs the RESULT# an edit answered, e.g. RESULT#1a2b3c4d")
         else:
             ref = _non_empty(ref, f"{verb} needs a reference, e.g. SEARCH#1a2b3c4d:2:match")
+        check_text(ref, "result" if verb == "undo" else "ref")
         if verb in ("replace", "insert"):
             if not isinstance(text, str):
                 raise InvalidQuery(f"{verb} needs the text (--text, --text-file or stdin)")
+            check_text(text, "text")
             cap = _text_cap()
             if len(text) > cap:
                 raise InvalidQuery(
@@ -385,6 +389,7 @@ class EditRequest:
             raise InvalidQuery(f"where must be 'before' or 'after', got {where!r}")
         if verb in ("copy", "move"):
             to = _non_empty(to, f"{verb} needs a target: --to REF or --to PATH:LINE")
+            check_text(to, "to")
         elif to is not None:
             raise InvalidQuery(f"{verb} takes no target")
         return cls(verb, ref, text or "", "after" if where == "after" else "before", to or "")
@@ -516,8 +521,10 @@ class RenameRequest:
 
         ref = _non_empty(ref, "rename needs a reference to a symbol's name, e.g. "
                               "SEARCH#1a2b3c4d:1:match (a symbols: match), and the new name")
+        check_text(ref, "ref")
         if new_name is not None:
-            new_name = _non_empty(new_name, "rename needs the new name: rename REF NEW")
+            new_name = check_text(_non_empty(new_name, "rename needs the new name: rename REF NEW"),
+                                  "new_name")
         return cls(*split_rename(ref, new_name))
 
 
@@ -618,10 +625,74 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+_OS_PATHS = frozenset({"root", "text_file"})
+"""Arguments naming files outside the workspace's text: their bytes are the OS's, whatever
+their encoding (a ``--root`` folder whose name is not UTF-8 is still a folder)."""
+
+
+def _verb_parser(parser: argparse.ArgumentParser, verb: str) -> argparse.ArgumentParser:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            sub: argparse.ArgumentParser = action.choices[verb]
+            return sub
+    return parser
+
+
+def _shown_name(action: argparse.Action) -> str:
+    """How ``--help`` names an argument: its long option, or its metavar."""
+    if action.option_strings:
+        return max(action.option_strings, key=len)
+    return str(action.metavar or action.dest.upper())
+
+
+def _check_known(parser: argparse.ArgumentParser, verb: str, extras: list[str]) -> None:
+    """Arguments the verb does not take are ``invalid_query`` naming them and the valid ones."""
+    if not extras:
+        return
+    valid = [_shown_name(a) for a in parser._actions
+             if a.option_strings and not isinstance(a, argparse._HelpAction)]
+    raise InvalidQuery(
+        f"sleuth {verb}: unrecognized arguments: {' '.join(extras)}; "
+        f"valid options: {', '.join(valid)} "
+        f"(see sleuth {verb} --help)",
+        details={"unknown": extras, "valid": valid, "usage": parser.format_usage().strip()},
+    )
+
+
+def _check_texts(parser: argparse.ArgumentParser, ns: argparse.Namespace) -> None:
+    """Every text argument must be UTF-8: argv bytes that are not arrive as lone surrogates
+    (surrogateescape), which no engine, the registry nor the output can encode."""
+    for action in parser._actions:
+        if action.dest in _OS_PATHS:
+            continue
+        value = getattr(ns, action.dest, None)
+        for item in value if isinstance(value, list) else [value]:
+            if isinstance(item, str):
+                check_text(item, _shown_name(action))
+
+
+def _printable(value: Any) -> Any:
+    """``value`` with lone surrogates in its strings written as ``\\udcff`` text: an answer or
+    error must still print as UTF-8 when a message quotes what the caller sent."""
+    if isinstance(value, str):
+        if value.isascii():
+            return value
+        return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    if isinstance(value, dict):
+        return {_printable(k): _printable(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_printable(v) for v in value]
+    return value
+
+
 def parse_args(argv: Sequence[str]) -> Invocation:
     """argv -> ``Invocation``; raises ``InvalidQuery`` for usage errors. No workspace I/O
     happens; only the text of ``replace``/``insert`` is read (``--text-file`` or stdin)."""
-    ns = build_parser().parse_args(list(argv))
+    parser = build_parser()
+    ns, extras = parser.parse_known_args(list(argv))
+    verb_parser = _verb_parser(parser, ns.verb)
+    _check_known(verb_parser, ns.verb, extras)
+    _check_texts(verb_parser, ns)
     verb = VERBS.get(ns.verb)
     return Invocation(
         verb=ns.verb,
@@ -645,7 +716,12 @@ def use_color(stream: TextIO, environ: Mapping[str, str] | None = None) -> bool:
 
 
 def _write_json(data: JsonAnswer, stream: TextIO) -> None:
-    stream.write(json.dumps(data, ensure_ascii=False) + "\n")
+    text = json.dumps(data, ensure_ascii=False)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # never half a line: the whole answer is made printable first
+        text = json.dumps(_printable(data), ensure_ascii=False)
+    stream.write(text + "\n")
     stream.flush()
 
 
@@ -663,7 +739,7 @@ def _write_human(text: Text, stream: TextIO) -> None:
 
 def report_error(exc: SleuthError, *, as_json: bool, stdout: TextIO, stderr: TextIO) -> int:
     """The one SleuthError -> output mapping of the CLI; returns the exit code (SPEC §3.5)."""
-    payload = exc.to_json()
+    payload = _printable(exc.to_json())
     text = f"sleuth: {render.error_line(payload)}"
     try:
         if as_json:

@@ -9,6 +9,8 @@ change here, and the renderings can be tested without an engine.
   Styles are attached as spans; the CLI prints ``.plain`` when colour is off.
 - ``search_compact`` is the MCP text content of SPEC §10: one header line, then one line per
   match ``path:line:col #n  text`` so ``SEARCH#H:n:match`` is derivable without repeating it.
+- Matches in files that are not UTF-8 (``"encoding": "binary-safe"``, SPEC §1) are marked once
+  per file: ``[binary-safe: …]`` after the path (CLI), one hint line naming the files (MCP).
 - ``read_human`` / ``read_compact`` render a SPEC §5 ``read``/``select`` answer: a header with
   the ``RESULT#`` id and its source, then the selected text with line numbers, sparse ranges of
   one file kept apart by a gap marker (CLI) or by their line numbers (``path:line| text``, MCP).
@@ -69,7 +71,8 @@ STYLE_DIFF_ADD = "green"
 STYLE_DIFF_DEL = "red"
 STYLE_DIFF_HUNK = "cyan"
 STYLE_DIFF_FILE = "bold"
-
+BINARY_SAFE = "binary-safe"
+BINARY_SAFE_NOTE = "not UTF-8, searched as bytes"
 
 
 def _text(text: str = "", style: str = "") -> Text:
@@ -199,6 +202,8 @@ def _match_text(match: Json, indent: int) -> Text:
 def _file_block(path: str, matches: Sequence[Json]) -> Text:
     """One file: its path, then context and match lines in line order, ``--`` at gaps."""
     block = _text(path, style=STYLE_PATH)
+    if any(m.get("encoding") == BINARY_SAFE for m in matches):
+        block.append(f"  [{BINARY_SAFE}: {BINARY_SAFE_NOTE}]", style=STYLE_WARN)
     match_lines: dict[int, list[Json]] = {}
     covered: set[int] = set()
     context: dict[int, str] = {}
@@ -353,6 +358,10 @@ def search_compact(data: Json) -> str:
             what = f"{symbol_phrase(symbol)}  " if isinstance(symbol, Mapping) else ""
             # Indentation dropped: the column already says where the match starts.
             lines.append(f"{where} #{n}  {what}{_one_line(str(match.get('text') or '')).lstrip()}")
+    unsafe = list(dict.fromkeys(str(m.get("path")) for m in data.get("matches") or ()
+                                if m.get("encoding") == BINARY_SAFE))
+    if unsafe:
+        lines.append(f"{BINARY_SAFE} ({BINARY_SAFE_NOTE}): {', '.join(unsafe)}")
     if not data.get("matches"):
         suggestion = suggestion_phrase(data, with_refs=True)
         lines.append("no matches; " + suggestion if suggestion else "no matches")

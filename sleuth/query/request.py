@@ -2,7 +2,9 @@
 
 Faces parse their arguments into this dataclass before any engine is built (DESIGN: "Faces
 parse their input into a frozen request dataclass first, with no I/O"). Validation here covers
-everything that needs no disk: query length, NUL bytes, limit and context bounds.
+everything that needs no disk: query length, NUL bytes, text that is not Unicode (a lone
+surrogate), limit and context bounds. ``check_text`` is that Unicode check on its own, for the
+other verbs' arguments in every face.
 """
 
 from __future__ import annotations
@@ -14,12 +16,47 @@ from typing import Any
 
 from sleuth.errors import InvalidQuery
 
-__all__ = ["SearchRequest", "DEFAULT_LIMIT", "MAX_LIMIT", "MAX_QUERY_CHARS", "MAX_CONTEXT"]
+__all__ = [
+    "SearchRequest", "DEFAULT_LIMIT", "MAX_LIMIT", "MAX_QUERY_CHARS", "MAX_CONTEXT", "check_text",
+    "unicode_problem",
+]
 
 DEFAULT_LIMIT = 100
 MAX_LIMIT = 500  # SPEC §3: limit is capped at 500
 MAX_QUERY_CHARS = 16 * 1024
 MAX_CONTEXT = 20
+
+
+def unicode_problem(value: str) -> tuple[int, str] | None:
+    """(1-based character, what is wrong) when ``value`` holds a lone surrogate, else None.
+
+    Such a string cannot be encoded as UTF-8, so it would fail deep inside an engine, the
+    registry or the output writer. It comes from bytes that are not UTF-8 (argv, decoded with
+    surrogateescape to U+DC80..U+DCFF) or from a JSON ``\\ud800`` escape that is not half of a pair.
+    """
+    if value.isascii():
+        return None
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        point = ord(value[exc.start])
+        if 0xDC80 <= point <= 0xDCFF:
+            return exc.start + 1, f"byte 0x{point - 0xDC00:02x} (U+{point:04X})"
+        return exc.start + 1, f"a lone surrogate U+{point:04X}"
+    return None
+
+
+def check_text(value: str, name: str) -> str:
+    """``value`` unchanged, or ``InvalidQuery`` naming argument ``name`` when it is not Unicode
+    text (``unicode_problem``); one call per string argument of a verb, before any I/O."""
+    problem = unicode_problem(value)
+    if problem is not None:
+        where, what = problem
+        raise InvalidQuery(
+            f"{name} is not valid UTF-8 text: {what} at character {where}; pass it as UTF-8",
+            details={"argument": name, "character": where},
+        )
+    return value
 
 
 @dataclass(frozen=True)
@@ -63,6 +100,7 @@ class SearchRequest:
             raise InvalidQuery("the query must be a string")
         if query == "" or query.strip() == "":
             raise InvalidQuery("empty query: give text to search for, or a prefix such as regex:")
+        check_text(query, "query")
         if "\x00" in query:
             raise InvalidQuery(
                 "the query contains a NUL byte; use regex:\\x00 to search for one",
@@ -82,21 +120,28 @@ class SearchRequest:
             context = 1
         if isinstance(context, bool) or not isinstance(context, int) or context < 0:
             raise InvalidQuery(f"context must be a non-negative integer, got {context!r}")
-        for glob in (*include, *exclude):
-            if not isinstance(glob, str) or glob == "" or "\x00" in glob:
-                raise InvalidQuery(f"include/exclude globs must be non-empty strings, got {glob!r}")
+        for name, globs in (("include", include), ("exclude", exclude)):
+            for glob in globs:
+                if not isinstance(glob, str) or glob == "" or "\x00" in glob:
+                    raise InvalidQuery(f"{name} globs must be non-empty strings, got {glob!r}")
+                check_text(glob, name)
+        path = "/" if path in (None, "") else check_text(str(path), "path")
         if navigation not in (None, "references"):
             raise InvalidQuery(f"navigation must be 'references' or absent, got {navigation!r}")
         for name, value in (("lang", lang), ("selector", selector), ("strictness", strictness)):
             if value is not None and (not isinstance(value, str) or not value.strip()):
                 raise InvalidQuery(f"{name} must be a non-empty string, got {value!r}")
+            if value is not None:
+                check_text(value, name)
         if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int) or depth < 0):
             raise InvalidQuery(f"depth must be a non-negative integer, got {depth!r}")
         if cursor is not None and (not isinstance(cursor, str) or not cursor):
             raise InvalidQuery("cursor must be the next_cursor string of a previous page")
+        if cursor is not None:
+            check_text(cursor, "cursor")
         return cls(
             query=query,
-            path="/" if path in (None, "") else str(path),
+            path=path,
             include=tuple(include),
             exclude=tuple(exclude),
             limit=min(limit, MAX_LIMIT),

@@ -141,8 +141,12 @@ def make_match(
 ) -> Match:
     """A SPEC §3.4 match record for the byte range [start, end) of ``ft``.
 
-    Captures are kept as raw spans here; ``resources`` registers each as a ``RESULT#``.
+    Captures are kept as raw spans here; ``resources`` registers each as a ``RESULT#``. A file
+    that is not UTF-8 was searched as bytes: its matches say ``"encoding": "binary-safe"``
+    (SPEC §1), and only theirs, so a UTF-8 file's match keeps exactly the §3.4 keys.
     """
+    if ft.encoding == "binary-safe":
+        extra = {**(extra or {}), "encoding": "binary-safe"}
     line, column, end_line, end_column = ft.locate(start, end)
     before, after = ft.context(line, end_line, context)
     return Match(

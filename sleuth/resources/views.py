@@ -4,6 +4,12 @@
 (``offset`` = first line, 1-based; ``limit`` = number of lines); ``select(ref, items)`` keeps
 some matches of a result. Both register what they answer as a ``RESULT#`` whose ranges and
 stamps are exactly what was shown, so it can be read again, used as a search scope, or edited.
+
+Every answer is bounded: at most ``MAX_READ_RANGES`` ranges and ``MAX_READ_BYTES`` of text.
+Past either the read is refused with ``invalid_query`` saying how to narrow it, never cut (a cut
+``:all`` would look like every match). The range count of an ``:all`` or ``RESULT#`` is decided
+from its stored total before the result is completed, read or registered, so refusing a
+million-match ``:all`` costs one registry lookup.
 """
 
 from __future__ import annotations
@@ -17,14 +23,20 @@ import xxhash
 
 from sleuth.errors import InvalidPath, InvalidQuery, NotFound, Unsupported
 from sleuth.model import SkipCounts
-from sleuth.resources.refs import looks_like_ref, parse_ref
+from sleuth.query.request import check_text
+from sleuth.resources.refs import Ref, looks_like_ref, parse_ref
 from sleuth.resources.registry import MatchRow, Registry, ResultRow
 from sleuth.resources.selection import Range, Resolver, Selection
 from sleuth.workspace import FileText, Workspace
 
-__all__ = ["ReadResult", "Views", "DEFAULT_READ_LINES"]
+__all__ = ["ReadResult", "Views", "DEFAULT_READ_LINES", "MAX_READ_RANGES", "MAX_READ_BYTES"]
 
 DEFAULT_READ_LINES = 2000
+MAX_READ_RANGES = 10_000
+"""Ranges one ``read`` or ``select`` answers at most (each is also a registry row)."""
+MAX_READ_BYTES = 8 * 1024 * 1024
+"""Bytes of selected text one answer holds at most: the default file size cap, so the default
+window of any file the workspace reads fits."""
 
 
 @dataclass
@@ -77,26 +89,59 @@ class Views:
     def read(self, target: str, offset: int | None = None, limit: int | None = None) -> ReadResult:
         if not isinstance(target, str) or not target:
             raise InvalidQuery("read needs a target: a path or a reference")
-        if offset is not None and (isinstance(offset, bool) or offset < 1):
-            raise InvalidQuery(f"offset is the first line to read (1-based), got {offset!r}")
-        if limit is not None and (isinstance(limit, bool) or limit < 1):
-            raise InvalidQuery(f"limit is the number of lines to read, got {limit!r}")
+        check_text(target, "target")
+        for name, value, what in (("offset", offset, "the first line to read (1-based)"),
+                                  ("limit", limit, "the number of lines to read")):
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int)
+                                      or value < 1):
+                raise InvalidQuery(f"{name} is {what}, a positive integer; got {value!r}")
         extra: dict[str, Any] = {"offset": offset, "limit": limit}
-        if looks_like_ref(target):
+        is_ref = looks_like_ref(target)
+        if is_ref:
+            ref = parse_ref(target)
+            self._check_count(ref)  # before resolving, which may complete a paged :all
             sel = self._resolver.resolve(target)
-            if parse_ref(target).is_all and not sel.complete:
+            if ref.is_all and not sel.complete:
                 extra["incomplete_all"] = True  # edits must refuse it, as the :all itself
         else:
             sel = self._path_selection(target)
         truncated = False
-        if offset is not None or limit is not None or not looks_like_ref(target):
+        if offset is not None or limit is not None or not is_ref:
             sel, truncated = self._window(sel, offset or 1, limit)
+        if is_ref:
+            self._check_size(sel, _narrow_hint(ref))
+        else:
+            self._check_size(sel, "pass offset and limit to read fewer lines")
         reason = (
             f"only the first {DEFAULT_READ_LINES} lines were read: pass offset and limit for more"
             if truncated
             else None
         )
         return self.register(sel, "read", extra, reason)
+
+    def _check_count(self, ref: Ref) -> None:
+        """Refuse a whole result (``:all``, ``RESULT#``) of more than ``MAX_READ_RANGES`` ranges
+        from its stored count, before any of it is completed or read."""
+        if not (ref.is_all or ref.kind == "result"):
+            return
+        row = self._resolver.get_row(ref)
+        # an unfinished count is a lower bound; the exact count is checked again after resolving
+        count = row.total if row.total is not None else int(row.extra.get("counted_at_least", row.stored))
+        if count > MAX_READ_RANGES:
+            raise _too_many(ref.text, count, _narrow_hint(ref), "matches" if ref.is_all else "ranges")
+
+    def _check_size(self, sel: Selection, hint: str) -> None:
+        """Refuse an answer of more than ``MAX_READ_RANGES`` ranges or ``MAX_READ_BYTES`` of
+        text, before any text is decoded or a row registered."""
+        if len(sel.ranges) > MAX_READ_RANGES:
+            raise _too_many(sel.source, len(sel.ranges), hint, "ranges")
+        size = sum(r.end_byte - r.start_byte for r in sel.ranges)
+        if size > MAX_READ_BYTES:
+            raise InvalidQuery(
+                f"{sel.source} selects {size} bytes of text, more than one answer holds (at "
+                f"most {MAX_READ_BYTES} bytes): {hint}",
+                details={"bytes": size, "max_bytes": MAX_READ_BYTES, "source": sel.source},
+            )
 
     def _path_selection(self, target: str) -> Selection:
         rel = self._ws.validate_path(target)
@@ -151,11 +196,19 @@ class Views:
     # -- select -----------------------------------------------------------------------------
 
     def select(self, ref: str, items: Sequence[int]) -> ReadResult:
+        if isinstance(ref, str):
+            check_text(ref, "ref")
         if not items:
             raise InvalidQuery("select needs at least one item number (as listed by #n)")
         bad = [i for i in items if isinstance(i, bool) or not isinstance(i, int) or i < 1]
         if bad:
             raise InvalidQuery(f"item numbers are positive integers, got {bad[0]!r}")
+        if len(set(items)) > MAX_READ_RANGES:
+            raise InvalidQuery(
+                f"select keeps at most {MAX_READ_RANGES} items, got {len(set(items))}: select "
+                "fewer, or search again within a path to narrow the result",
+                details={"items": len(set(items)), "max_ranges": MAX_READ_RANGES},
+            )
         parsed = parse_ref(ref)
         if parsed.kind == "search" and parsed.n is not None:
             raise InvalidQuery(
@@ -174,6 +227,7 @@ class Views:
             for sub in picked:
                 ranges.extend(self._resolver.resolve(sub).ranges)
         else:
+            self._check_count(parsed)
             sel = self._resolver.resolve(ref)
             for i in dict.fromkeys(items):
                 if i > len(sel.ranges):
@@ -182,6 +236,7 @@ class Views:
         # explicit items are an exact selection even when their result is incomplete
         sel = Selection(source=ref, ranges=sorted(set(ranges)), result_id=row.id,
                         complete=True, broadened=row.broadened)
+        self._check_size(sel, "select fewer items, or read them one by one")
         return self.register(sel, "select", {"items": list(items)}, None)
 
     # -- registering ------------------------------------------------------------------------
@@ -223,5 +278,21 @@ class Views:
             rows,
         )
         return ReadResult(result_id, sel.source, sel.refreshed, complete, texts, reason)
+
+
+def _narrow_hint(ref: Ref) -> str:
+    """How to read less of what ``ref`` selects (the end of a too-large message)."""
+    if ref.kind == "search":
+        return (f"read one match ({ref.result_id}:1:{ref.unit}), keep some with select "
+                f"{ref.result_id} 1 2 3, or search again within a path to narrow it")
+    return f"keep some of its ranges with select {ref.result_id} 1 2 3, or read them one by one"
+
+
+def _too_many(source: str, count: int, hint: str, what: str) -> InvalidQuery:
+    return InvalidQuery(
+        f"{source} selects {count} {what}, more than one answer holds (at most "
+        f"{MAX_READ_RANGES} ranges): {hint}",
+        details={"ranges": count, "max_ranges": MAX_READ_RANGES, "reference": source},
+    )
 
 

@@ -23,6 +23,8 @@ from pathlib import Path
 from typing import Any
 from unittest import mock
 
+from tree_sitter import Parser
+
 from sleuth.api import Workbench
 from sleuth.ast_search import pattern as pattern_module
 from sleuth.errors import SleuthError
@@ -47,7 +49,7 @@ class _CountingParser:
     calls = 0
 
     def __init__(self, *args: Any) -> None:
-        self._inner = _REAL_PARSER(*args)
+        self._inner = Parser(*args)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)
@@ -55,9 +57,6 @@ class _CountingParser:
     def parse(self, *args: Any, **kwargs: Any) -> Any:
         type(self).calls += 1
         return self._inner.parse(*args, **kwargs)
-
-
-_REAL_PARSER = pattern_module.Parser
 
 
 def run_one(root: Path, pattern: str, lang: str | None) -> tuple[float, int, str]:

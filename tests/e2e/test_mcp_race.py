@@ -213,6 +213,7 @@ class Rewriter:
         self._rest = b""
         self.known: dict[str, set[bytes]] = {rel: set(vs) for rel, vs in FILES.items()}
         self.last: dict[str, bytes] = {rel: vs[0] for rel, vs in FILES.items()}
+        self.last_how: dict[str, str] = {}
         self.writes = 0
         self.how: dict[str, int] = {}
         self.proc = subprocess.Popen(
@@ -230,6 +231,7 @@ class Rewriter:
             content = base64.b64decode(data)
             self.known[rel].add(content)
             self.last[rel] = content
+            self.last_how[rel] = how
             self.writes += 1
             self.how[how] = self.how.get(how, 0) + 1
 
@@ -405,10 +407,13 @@ def verify_edit(
     search: dict[str, Any],
     answer: dict[str, Any],
     known: dict[str, set[bytes]],
-) -> tuple[dict[str, tuple[bytes, bytes]], str | None]:
-    """Explain a successful edit by one known state of each changed file.
+) -> tuple[dict[str, list[tuple[bytes, bytes]]], str | None]:
+    """Explain a successful edit by a known state of each changed file.
 
-    Returns ({path: (a, b)}, None) when every changed file is explained, else ({}, why)."""
+    Returns ({path: [(a, b), ...]}, None) when every changed file is explained, else
+    ({}, why). Every known state that explains the answer is listed: states that differ only
+    outside the diff's hunks (and, for a refreshed ``:all``, in where the token is) explain
+    it alike, and the file may hold the edit of any of them."""
     matches = search["matches"]
     refreshed = bool(answer.get("refreshed"))
     if op.single and refreshed:
@@ -426,7 +431,7 @@ def verify_edit(
         return {}, f"changed {sorted(changed)} but the diff covers {sorted(diffs)}"
     if not changed <= scope_paths:
         return {}, f"changed {sorted(changed)} outside the reference's files {sorted(scope_paths)}"
-    explained: dict[str, tuple[bytes, bytes]] = {}
+    explained: dict[str, list[tuple[bytes, bytes]]] = {}
     for path in sorted(changed):
         seen = [(m["start_byte"], m["end_byte"]) for m in matches if m["path"] == path]
         got = sorted(
@@ -450,9 +455,8 @@ def verify_edit(
             else:
                 ok = got == want
             if ok:
-                explained[path] = (a, b)
-                break
-        else:
+                explained.setdefault(path, []).append((a, b))
+        if path not in explained:
             return {}, (
                 f"{path}: no known state explains the answer (the diff does not turn "
                 "one into the computed edit, or the ranges are elsewhere)"
@@ -479,6 +483,7 @@ class Stats:
     calls: int = 0
     outside_writes: int = 0
     outside_kinds: dict[str, int] = field(default_factory=dict)
+    stale_searches: dict[str, int] = field(default_factory=dict)
     failures: list[str] = field(default_factory=list)
     corruptions: list[str] = field(default_factory=list)
 
@@ -545,7 +550,7 @@ class Race:
         search: dict[str, Any],
         label: str,
         known: dict[str, set[bytes]] | None = None,
-    ) -> tuple[str, dict[str, tuple[bytes, bytes]]]:
+    ) -> tuple[str, dict[str, list[tuple[bytes, bytes]]]]:
         """Run one edit through ``search``; ('applied'|'refused'|'failed', explained).
 
         ``known`` is the states the file may be in; by default everything known once the
@@ -571,8 +576,8 @@ class Race:
                 f"refreshed={outcome.data.get('refreshed')}: {why}\n{outcome.data.get('diff')}"
             )
             return "failed", {}
-        for path, (_, b) in explained.items():
-            self.made[path].add(b)
+        for path, pairs in explained.items():
+            self.made[path].update(b for _, b in pairs)
         self.stats.applied += 1
         self.stats.refreshed += bool(outcome.data.get("refreshed"))
         self.stats.two_file_edits += len(explained) > 1
@@ -616,6 +621,7 @@ class Race:
         path = self.root / rel
         self.rewriter.known[rel].add(data)
         self.rewriter.last[rel] = data
+        self.rewriter.last_how[rel] = f"the harness's {how}"
         if how == "rename":
             temp = self.rewriter.ctl / "harness.tmp"
             temp.write_bytes(data)
@@ -628,40 +634,56 @@ class Race:
         if how == "same-stat":
             os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
 
-    async def present_token(self, rel: str) -> tuple[str, dict[str, Any]] | None:
+    async def present_token(self, rel: str) -> tuple[str, dict[str, Any], bool] | None:
+        """A token ``rel`` holds, its search, and whether the search saw the bytes on disk.
+
+        With nothing writing, a search should see them; a watching face may answer from
+        caches a watcher tick behind, and a same-size rewrite that kept the mtime is not seen
+        at all (``test_search_sees_a_same_size_same_mtime_rewrite``). A search that did not
+        see the bytes is counted, and its references must then be refused."""
         for token in (ALPHA, OMEGA):
             search = await self.search(token, rel)
-            if search is not None and search["matches"]:
-                return token, search
+            if search is None:
+                continue
+            seen = [(m["start_byte"], m["end_byte"]) for m in search["matches"]]
+            fresh = seen == occurrences(self.disk(rel), token)
+            if not fresh:
+                how = self.rewriter.last_how.get(rel, "none")
+                self.stats.stale_searches[how] = self.stats.stale_searches.get(how, 0) + 1
+            if search["matches"]:
+                return token, search, fresh
         return None
 
     async def calm_round(self, round_no: int) -> None:
-        """Nothing else writes: edits must land; an outside change just before must be seen."""
+        """Nothing else writes: an edit through a search that saw the bytes must land exactly;
+        an outside change just before an edit must be seen."""
         self.stats.calm_rounds += 1
         rel = "src/target.py" if round_no % 2 == 0 else "src/other.py"
         replace_one, replace_all = Op("replace", "match", True), Op("replace", "match", False)
-
-        def exact() -> dict[str, set[bytes]]:
-            return {p: {self.disk(p)} for p in FILES}
-
         found = await self.present_token(rel)
         if found is None:
             self.outside_write(rel, FILES[rel][0])
             found = await self.present_token(rel)
         assert found is not None, f"calm round {round_no}: no token in {rel} after a reset"
-        token, search = found
-        other = OMEGA if token == ALPHA else ALPHA
-        before = exact()
+        token, search, fresh = found
+        current = self.disk(rel)
         status, explained = await self.edit(
-            replace_one, token, other, search, f"calm {round_no}", before
+            replace_one,
+            token,
+            OMEGA if token == ALPHA else ALPHA,
+            search,
+            f"calm {round_no}",
+            {p: {self.disk(p)} for p in FILES},
         )
-        if status != "applied":
-            self.stats.failures.append(
-                f"calm round {round_no}: a quiet :N:match replace was {status}: "
-                f"{self.refusal_text if status == 'refused' else ''}"
+        label = f"calm round {round_no}: a quiet :N:match replace in {rel}"
+        if fresh and status != "applied":
+            self.stats.failures.append(f"{label} was {status}: {self.refusal_text}")
+        elif fresh and (current, self.disk(rel)) not in explained[rel]:
+            self.stats.corruptions.append(f"{label}: the file is not the edit's result")
+        elif not fresh and (status != "refused" or self.disk(rel) != current):
+            self.stats.corruptions.append(
+                f"{label} through a search that did not see the file's bytes was {status}"
             )
-        elif self.disk(rel) != explained[rel][1]:
-            self.stats.corruptions.append(f"calm round {round_no}: {rel} is not the edit's result")
 
         for how in ("rename", "in-place", "same-stat"):
             for op in (replace_one, replace_all):
@@ -674,7 +696,7 @@ class Race:
         found = await self.present_token(rel)
         if found is None:
             return
-        token, search = found
+        token, search, _ = found
         current = self.disk(rel)
         changed = _swap(current) if how == "same-stat" else HEADER + current
         self.outside_write(rel, changed, how)
@@ -696,7 +718,7 @@ class Race:
         elif status == "applied":
             if op.single:
                 self.stats.corruptions.append(f"{label}: applied (must be stale_reference)")
-            elif explained[rel][0] != changed or self.disk(rel) != explained[rel][1]:
+            elif (changed, self.disk(rel)) not in explained[rel]:
                 self.stats.corruptions.append(f"{label}: did not land on the changed bytes")
 
     async def checkpoint(self, label: str, round_no: int) -> None:
@@ -761,7 +783,8 @@ def test_edits_race_an_outside_writer_through_mcp(
         f"{stats.racing_edits} racing edits ({stats.applied} applied incl. calm, "
         f"{stats.refreshed} refreshed, {stats.two_file_edits} two-file, refused "
         f"{stats.refused}), {stats.searches} searches ({stats.empty_searches} empty), "
-        f"{stats.calm_rounds} calm rounds, {stats.disk_checks} disk checks "
+        f"{stats.calm_rounds} calm rounds ({stats.stale_searches} quiet searches that missed "
+        f"the last write, by its kind), {stats.disk_checks} disk checks "
         f"({stats.disk_was_edit} held an edit), {stats.calls} calls, slowest "
         f"{stats.max_call:.2f} s, outside writes {stats.outside_writes} "
         f"{stats.outside_kinds}, {elapsed:.1f} s"
@@ -776,3 +799,38 @@ def test_edits_race_an_outside_writer_through_mcp(
     assert stats.racing_edits >= RACING_EDITS, summary
     assert stats.applied >= RACING_EDITS // 20, f"too few edits landed for a race: {summary}"
     assert stats.outside_writes >= RACING_EDITS // 2, f"no real race: {summary}"
+
+
+def test_search_sees_a_same_size_same_mtime_rewrite(make_workspace: MakeWorkspace) -> None:
+    """SPEC §4: a result is stamped with the hash of the file's bytes at the time of the
+    search. A rewrite in place that keeps the size and restores the mtime (``cp -p``,
+    ``rsync -t``, ``tar x`` of another copy) must still be searched, well after any watcher
+    tick, and an edit through that search must land: otherwise every search answers the old
+    bytes and every edit through it is refused, for as long as the file keeps that stat."""
+    root = make_workspace({"src/target.py": TARGET_V0})
+    path = root / "src" / "target.py"
+
+    async def go() -> None:
+        async with mcp_session(root) as session:
+            first = await mcp_call(session, "search", {"query": ALPHA, "path": "src/target.py"})
+            assert first.kind == "ok" and first.data["total"] == 2, first.text
+            st = path.stat()
+            swapped = _swap(path.read_bytes())
+            with open(path, "r+b") as fh:
+                fh.write(swapped)  # same size, in place
+            os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+            await anyio.sleep(1.0)  # long past a watcher tick: nothing is in flight
+            again = await mcp_call(session, "search", {"query": ALPHA, "path": "src/target.py"})
+            assert again.kind == "ok", again.text
+            seen = [(m["start_byte"], m["end_byte"]) for m in again.data["matches"]]
+            assert seen == occurrences(swapped, ALPHA), (
+                f"the search answered {seen}, the file holds {ALPHA} at "
+                f"{occurrences(swapped, ALPHA)}"
+            )
+            ref = again.data["matches"][0]["ref"]["match"]
+            edit = await mcp_call(session, "replace", {"ref": ref, "text": OMEGA})
+            assert edit.kind == "ok", edit.text
+            start, end = occurrences(swapped, ALPHA)[0]
+            assert path.read_bytes() == swapped[:start] + OMEGA.encode() + swapped[end:]
+
+    anyio.run(go)

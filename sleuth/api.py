@@ -221,14 +221,14 @@ class Workbench:
         """Restore the bytes an edit replaced, while its files still hold what it wrote."""
         return self._editor.undo(result)
 
-    def rename(self, ref: str, new_name: str | None = None) -> ReadResult:
+    def rename(self, ref: str, new_name: str | None = None, *, force: bool = False) -> ReadResult:
         """Native rename through the language server (SPEC §7); also ``rename("REF#NEW")``."""
         from sleuth.edit.rename import Renamer
 
         if self._engines.servers is None:
             self._engines.servers = self._servers()
         return Renamer(self.workspace, self._resolver, self._views, self._editor).rename(
-            ref, new_name, self._engines.servers
+            ref, new_name, self._engines.servers, force=force
         )
 
     def doctor(self) -> list[dict[str, Any]]:
@@ -239,6 +239,13 @@ class Workbench:
             return []
         status: list[dict[str, Any]] = self._engines.servers.status()
         return status
+
+    def recovered(self) -> list[dict[str, Any]]:
+        """Interrupted edits that recovery could not finish: per journal, its folder under
+        ``.sleuth/recovered/`` and each file left as it was, with why (docs/SAFETY.md)."""
+        from sleuth.edit.journal import recovered
+
+        return recovered(self.workspace)
 
     def index_now(self) -> int:
         """Build or refresh the on-disk trigram index in the foreground (``sleuth index``)."""

@@ -269,22 +269,10 @@ def test_rename_onto_a_name_in_scope_is_a_conflict_unless_forced(
         }
         assert "reqs/models.py:3" in caught.value.message
         assert "force" in caught.value.message
-        answer = forced_rename(wb, ref, "unicode_is_ascii")
+        answer = wb.rename(ref, "unicode_is_ascii", force=True)
         assert answer.changed == TOUCHED
     models = (root / "reqs/models.py").read_text()
     assert "import unicode_is_ascii, unicode_is_ascii" in models  # what force asked for
-
-
-def forced_rename(wb: Workbench, ref: str, new_name: str) -> Any:
-    """``Renamer.rename(..., force=True)`` on the workbench's own parts (the faces' ``force``
-    option calls exactly this)."""
-    from sleuth.edit.rename import Renamer
-
-    servers = wb._engines.servers
-    assert servers is not None  # started by the refused rename
-    return Renamer(wb.workspace, wb._resolver, wb._views, wb._editor).rename(
-        ref, new_name, servers, force=True
-    )
 
 
 SECRET = '''"""Deployment secrets."""

@@ -671,20 +671,6 @@ def _check_texts(parser: argparse.ArgumentParser, ns: argparse.Namespace) -> Non
                 check_text(item, _shown_name(action))
 
 
-def _printable(value: Any) -> Any:
-    """``value`` with lone surrogates in its strings written as ``\\udcff`` text: an answer or
-    error must still print as UTF-8 when a message quotes what the caller sent."""
-    if isinstance(value, str):
-        if value.isascii():
-            return value
-        return value.encode("utf-8", "backslashreplace").decode("utf-8")
-    if isinstance(value, dict):
-        return {_printable(k): _printable(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_printable(v) for v in value]
-    return value
-
-
 def parse_args(argv: Sequence[str]) -> Invocation:
     """argv -> ``Invocation``; raises ``InvalidQuery`` for usage errors. No workspace I/O
     happens; only the text of ``replace``/``insert`` is read (``--text-file`` or stdin)."""
@@ -715,12 +701,21 @@ def use_color(stream: TextIO, environ: Mapping[str, str] | None = None) -> bool:
     return bool(isatty and isatty())
 
 
-def _write_json(data: JsonAnswer, stream: TextIO) -> None:
-    text = json.dumps(data, ensure_ascii=False)
+def _encodes(text: str) -> bool:
+    """Whether ``text`` is UTF-8 text (a stdout with surrogateescape would write bad bytes)."""
+    if text.isascii():
+        return True
     try:
         text.encode("utf-8")
-    except UnicodeEncodeError:  # never half a line: the whole answer is made printable first
-        text = json.dumps(_printable(data), ensure_ascii=False)
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _write_json(data: JsonAnswer, stream: TextIO) -> None:
+    text = json.dumps(data, ensure_ascii=False)
+    if not _encodes(text):  # never half a line: the whole answer is made printable first
+        text = json.dumps(render.printable(data), ensure_ascii=False)
     stream.write(text + "\n")
     stream.flush()
 
@@ -739,7 +734,7 @@ def _write_human(text: Text, stream: TextIO) -> None:
 
 def report_error(exc: SleuthError, *, as_json: bool, stdout: TextIO, stderr: TextIO) -> int:
     """The one SleuthError -> output mapping of the CLI; returns the exit code (SPEC §3.5)."""
-    payload = _printable(exc.to_json())
+    payload = render.printable(exc.to_json())
     text = f"sleuth: {render.error_line(payload)}"
     try:
         if as_json:
@@ -830,7 +825,10 @@ def main(
         if as_json:
             _write_json(data, out)
         else:
-            _write_human(VERBS[invocation.verb].human(data), out)
+            human = VERBS[invocation.verb].human(data)
+            if not _encodes(human.plain):  # a surrogate in the answer must not crash the print
+                human = VERBS[invocation.verb].human(render.printable(data))
+            _write_human(human, out)
     except BrokenPipeError:
         # `sleuth search x | head`: the reader left; quietly stop like ripgrep does.
         _silence_stdout(out)

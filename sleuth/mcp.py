@@ -69,6 +69,7 @@ from mcp_types import (
     jsonrpc_message_adapter,
 )
 from pydantic import Field, ValidationError
+from pydantic_core import PydanticSerializationError, to_json
 
 from sleuth import render
 from sleuth.cli import (
@@ -149,7 +150,7 @@ def _text(text: str) -> list[ContentBlock]:
 
 def tool_error(exc: SleuthError) -> CallToolResult:
     """The one SleuthError -> MCP mapping: a tool error carrying the SPEC code (§3.5)."""
-    payload = exc.to_json()
+    payload = render.printable(exc.to_json())  # a message may quote text that is not Unicode
     return CallToolResult(content=_text(render.error_line(payload)), structured_content=payload,
                           is_error=True)
 
@@ -189,6 +190,10 @@ class SleuthTools:
             return tool_error(exc)
         except Exception as exc:
             return tool_error(_internal(exc))
+        try:
+            to_json(data)  # what the SDK's writer does: it would fail there, with no answer
+        except PydanticSerializationError:
+            data = render.printable(data)
         return CallToolResult(content=_text(compact(data)), structured_content=data)
 
     async def search(
@@ -456,9 +461,9 @@ def _bad_text_answer(message: Any, path: tuple[str | int, ...], text: str) -> st
         name = str(path[2])
         try:
             check_text(text, name)
-        except SleuthError as exc:
+        except SleuthError as exc:  # always: ``text`` is not Unicode
             result = tool_error(exc).model_dump(mode="json", by_alias=True, exclude_unset=True)
-        return json.dumps({"jsonrpc": "2.0", "id": rid, "result": result})
+            return json.dumps({"jsonrpc": "2.0", "id": rid, "result": result})
     if isinstance(message, dict) and "method" in message and "id" not in message:
         return None  # a notification is never answered, not even when malformed
     where = ".".join(str(p) for p in path) or "the message"

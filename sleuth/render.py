@@ -25,7 +25,8 @@ change here, and the renderings can be tested without an engine.
 - ``rename_human`` / ``rename_compact``: a rename's header and diff, then the occurrences of
   the old name it left alone (``untouched``), listed for review.
 - ``doctor_human`` / ``doctor_compact``: the language-server table of ``sleuth doctor``.
-- ``error_line`` is the one-line form of a SPEC §3.5 error object.
+- ``error_line`` is the one-line form of a SPEC §3.5 error object; ``printable`` makes any
+  answer encodable as UTF-8 (a lone surrogate written out as ``\\udcff`` text).
 """
 
 from __future__ import annotations
@@ -53,6 +54,7 @@ __all__ = [
     "doctor_compact",
     "symbol_phrase",
     "error_line",
+    "printable",
     "count_phrase",
     "status_phrase",
     "suggestion_phrase",
@@ -646,3 +648,18 @@ def error_line(error: Json) -> str:
     if body.get("retry_after") is not None:
         text += f" (retry after {body['retry_after']}s)"
     return text
+
+
+def printable(value: Any) -> Any:
+    """The JSON ``value`` with each lone surrogate in its strings written out as ``\\udcff``
+    text, so it encodes as UTF-8: an error may quote input that is not Unicode, and an answer
+    must still be printed (or sent) whole rather than fail half-way."""
+    if isinstance(value, str):
+        if value.isascii():
+            return value
+        return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    if isinstance(value, Mapping):
+        return {printable(k): printable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [printable(v) for v in value]
+    return value

@@ -19,6 +19,7 @@ import json
 import os
 import random
 import select
+import shutil
 import subprocess
 import sys
 import time
@@ -250,7 +251,9 @@ def restore_workspace(root: Path) -> None:
     """Put every regular file back as ``build_fuzz_workspace`` wrote it (edits undone)."""
     for rel, content in {**FUZZ_FILES, MUTABLE: MUTABLE_TEXT}.items():
         target = root / rel
-        if target.is_symlink() or (target.exists() and not target.is_file()):
+        if target.is_dir() and not target.is_symlink():
+            shutil.rmtree(target)
+        elif target.is_symlink() or (target.exists() and not target.is_file()):
             target.unlink()
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(content if isinstance(content, bytes) else content.encode("utf-8"))
@@ -258,243 +261,35 @@ def restore_workspace(root: Path) -> None:
 
 # --- the generators ---------------------------------------------------------------------------
 
-PREFIXES = (
-    "",
-    "",
-    "regex:",
-    "regex:",
-    "files:",
-    "ast:",
-    "ast:",
-    "symbol:#",
-    "graph:",
-    "graph:#",
-    "semantic:",
-    "foo:",
-    "REGEX:",
-    " regex:",
-    "regex:(?i)",
-    "files:src/",
-    "ast:$",
-)
-WORDS = (
-    "get_user",
-    "getUser",
-    "handler",
-    "Handler",
-    "params",
-    "isinstance",
-    "encode",
-    "json",
-    "main",
-    "fn",
-    "def",
-    "return",
-    "uid",
-    "user",
-    "id",
-    "Notes",
-    "שלום",
-    "é",
-    "e\u0301",
-    "API_KEY",
-    "outside",
-    "alpha",
-    "beta",
-    "zzz_nothing",
-    "get",
-    "_",
-)
-BOOLEAN = (
-    " AND ",
-    " OR ",
-    " NOT ",
-    "AND",
-    "OR",
-    "NOT",
-    " || ",
-    " | ",
-    "|",
-    "(",
-    ")",
-    "((",
-    "))",
-    '"',
-    '"get_user"',
-    '"a b"',
-    '""',
-    "NOT NOT",
-    "AND OR",
-    "( )",
-    "()",
-    "\\",
-)
-REGEX = (
-    "\\d",
-    "\\w+",
-    "\\s*",
-    "\\b",
-    "[a-z]+",
-    "[^x]",
-    "(?<n>get)",
-    "(?P<n>user)",
-    "(?=a)",
-    "(?!a)",
-    "(?<=a)",
-    "(?<!a)",
-    "\\1",
-    "\\k<n>",
-    "a{99999}",
-    "a{1,99999}",
-    "a{2147483648}",
-    "(a|b)*",
-    "[",
-    "(",
-    ")",
-    "*",
-    "+?",
-    "(?i)",
-    "(?s).",
-    "\\n",
-    "\\p{L}",
-    "\\p{Greek}",
-    "\\pX",
-    "\\p{Nope}",
-    "(?u)",
-    "\\x00",
-    "\\u{10FFFF}",
-    "\\x{110000}",
-    "$",
-    "^",
-    ".*",
-    "a**",
-    "(?x)",
-    "(?m)^",
-    "[[:alpha:]]",
-    "[[:nope:]]",
-    "\\Q.\\E",
-    "(?#c)",
-    "\\z",
-    "\\Z",
-    "\\G",
-    "(?>a)",
-    "a++",
-    "(?R)",
-    "\\",
-    "[z-a]",
-    "(?<>x)",
-    "(?<1>x)",
-    "{",
-    "}",
-    "{1,",
-    "a{,5}",
-)
-AST = (
-    "$A",
-    "$$$ARGS",
-    "$_",
-    "$$$",
-    "$a",
-    "def $F($$$A): $$$B",
-    "get_user($A)",
-    "{$K: $V}",
-    "fn $N() { $$$ }",
-    "func $F($$$) error { $$$ }",
-    "class $C:",
-    "$A.$B($$$)",
-    "if $C:",
-    "<div>",
-    "$A + $A",
-    "$$$A $$$B",
-    "import { $$$A } from $S",
-    "fmt.Errorf($$$A)",
-    "$",
-    "$$",
-    "$$$$",
-    "$1",
-    "$-",
-    "(",
-    "def",
-    ":",
-    "$A = $B",
-    "println!($$$)",
-    "'$A'",
-    '"$A"',
-    "#",
-    "/* $A */",
-    "$A\n$B",
-    "\t$A",
-)
-GLOBS = (
-    "*",
-    "**",
-    "?",
-    "[!a]",
-    "{a,b}",
-    "src/",
-    "*.py",
-    "../",
-    "/etc/passwd",
-    "**/*.rs",
-    "[",
-    "\\",
-    "src/**/",
-    "!x",
-    ".*",
-)
-UNICODE = (
-    "😀",
-    "👨\u200d👩\u200d👧",
-    "שלום",
-    "\u202e",
-    "\u200f",
-    "e\u0301",
-    "\u0301",
-    "\u200b",
-    "\ufeff",
-    "\U0010ffff",
-    "\uffff",
-    "\ufffe",
-    "Ω",
-    "ß",
-    "İ",
-    "\u2028",
-    "\u0085",
-    "𝔘",
-    "\x00",
-    "\x01",
-    "\x07",
-    "\x1b[31m",
-    "\x7f",
-    "\r",
-    "\n",
-    "\t",
-    "\x0b",
-    "\x0c",
-    "\r\n",
-)
+# fmt: off
+PREFIXES = ("", "", "regex:", "regex:", "files:", "ast:", "ast:", "symbol:#", "graph:", "graph:#",
+            "semantic:", "foo:", "REGEX:", " regex:", "regex:(?i)", "files:src/", "ast:$")
+WORDS = ("get_user", "getUser", "handler", "Handler", "params", "isinstance", "encode", "json",
+         "main", "fn", "def", "return", "uid", "user", "id", "Notes", "שלום", "é", "e\u0301",
+         "API_KEY", "outside", "alpha", "beta", "zzz_nothing", "get", "_")
+BOOLEAN = (" AND ", " OR ", " NOT ", "AND", "OR", "NOT", " || ", " | ", "|", "(", ")", "((", "))",
+           '"', '"get_user"', '"a b"', '""', "NOT NOT", "AND OR", "( )", "()", "\\")
+REGEX = ("\\d", "\\w+", "\\s*", "\\b", "[a-z]+", "[^x]", "(?<n>get)", "(?P<n>user)", "(?=a)",
+         "(?!a)", "(?<=a)", "(?<!a)", "\\1", "\\k<n>", "a{99999}", "a{1,99999}", "a{2147483648}",
+         "(a|b)*", "[", "(", ")", "*", "+?", "(?i)", "(?s).", "\\n", "\\p{L}", "\\p{Greek}",
+         "\\pX", "\\p{Nope}", "(?u)", "\\x00", "\\u{10FFFF}", "\\x{110000}", "$", "^", ".*", "a**",
+         "(?x)", "(?m)^", "[[:alpha:]]", "[[:nope:]]", "\\Q.\\E", "(?#c)", "\\z", "\\Z", "\\G",
+         "(?>a)", "a++", "(?R)", "\\", "[z-a]", "(?<>x)", "(?<1>x)", "{", "}", "{1,", "a{,5}")
+AST = ("$A", "$$$ARGS", "$_", "$$$", "$a", "def $F($$$A): $$$B", "get_user($A)", "{$K: $V}",
+       "fn $N() { $$$ }", "func $F($$$) error { $$$ }", "class $C:", "$A.$B($$$)", "if $C:",
+       "<div>", "$A + $A", "$$$A $$$B", "import { $$$A } from $S", "fmt.Errorf($$$A)",
+       "$", "$$", "$$$$", "$1", "$-", "(", "def", ":", "$A = $B", "println!($$$)", "'$A'",
+       "\"$A\"", "#", "/* $A */", "$A\n$B", "\t$A")
+GLOBS = ("*", "**", "?", "[!a]", "{a,b}", "src/", "*.py", "../", "/etc/passwd", "**/*.rs", "[",
+         "\\", "src/**/", "!x", ".*")
+UNICODE = ("😀", "👨\u200d👩\u200d👧", "שלום", "\u202e", "\u200f", "e\u0301", "\u0301", "\u200b",
+           "\ufeff", "\U0010ffff", "\uffff", "\ufffe", "Ω", "ß", "İ", "\u2028", "\u0085", "𝔘",
+           "\x00", "\x01", "\x07", "\x1b[31m", "\x7f", "\r", "\n", "\t", "\x0b", "\x0c", "\r\n")
 SURROGATES = ("\ud800", "\udfff", "\udc80", "\ud83d", "a\ud800b", "\udcff\udcfe")
 HEX = "0123456789abcdef"
 
-LANGS: tuple[object, ...] = (
-    None,
-    None,
-    None,
-    "python",
-    "py",
-    "rust",
-    "rs",
-    "go",
-    "ts",
-    "tsx",
-    "typescript",
-    "javascript",
-    "PYTHON",
-    "nosuchlang",
-    "",
-    "c++",
-    3,
-)
+LANGS: tuple[object, ...] = (None, None, None, "python", "py", "rust", "rs", "go", "ts", "tsx",
+                             "typescript", "javascript", "PYTHON", "nosuchlang", "", "c++", 3)
 OPTION_VALUES: dict[str, tuple[object, ...]] = {
     "limit": (1, 2, 5, 100, 500, 501, 0, -1, 10**12, 2**63, True, False, "10", "lots", 1.5, None),
     "context": (0, 1, 3, 50, -1, 10**9, True, "2", 1.5, None),
@@ -505,51 +300,14 @@ OPTION_VALUES: dict[str, tuple[object, ...]] = {
     "depth": (0, 1, 2, -1, 10**9, "2", True, 1.5),
 }
 PATHS: tuple[object, ...] = (
-    "/",
-    "/",
-    "src",
-    "src/app.py",
-    "src/",
-    "./src",
-    "src//app.py",
-    "docs/notes.md",
-    "..",
-    "../x",
-    "src/../..",
-    "src/../src",
-    "/etc",
-    "/tmp",
-    "/etc/passwd",
-    "a\x00b",
-    "pipe.fifo",
-    "src/queue.py",
-    "link_out.py",
-    "link_in.py",
-    "linkdir",
-    "linkdir/app.py",
-    "secret",
-    "secret/keys.py",
-    "missing",
-    "missing/deeper.py",
-    "",
-    " ",
-    "~",
-    "data/blob.bin",
-    "data/latin1.txt",
-    ".sleuth",
-    ".sleuth/registry.db",
-    ".git",
-    "crlf.txt",
-    "src/app.py/x",
-    "*.py",
-    "src\\app.py",
-    "C:\\x",
-    "\u202esrc",
-    "😀",
-    5,
-    None,
-    ["src"],
+    "/", "/", "src", "src/app.py", "src/", "./src", "src//app.py", "docs/notes.md", "..",
+    "../x", "src/../..", "src/../src", "/etc", "/tmp", "/etc/passwd", "a\x00b", "pipe.fifo",
+    "src/queue.py", "link_out.py", "link_in.py", "linkdir", "linkdir/app.py", "secret",
+    "secret/keys.py", "missing", "missing/deeper.py", "", " ", "~", "data/blob.bin",
+    "data/latin1.txt", ".sleuth", ".sleuth/registry.db", ".git", "crlf.txt", "src/app.py/x",
+    "*.py", "src\\app.py", "C:\\x", "\u202esrc", "😀", 5, None, ["src"],
 )
+# fmt: on
 
 
 def _hexes(rng: random.Random, n: int) -> str:
@@ -558,13 +316,16 @@ def _hexes(rng: random.Random, n: int) -> str:
 
 @dataclass
 class QueryFuzzer:
-    """Seeded generator of hostile inputs; ``surrogates=False`` for the official MCP client.
+    """Seeded generator of hostile inputs.
+
+    ``python_values=False`` leaves out what JSON through the official MCP client cannot carry
+    (lone surrogates, bytes).
 
     ``real_refs`` collects real references seen in earlier answers (fed back by the caller) so
     forged references also mutate real ids."""
 
     rng: random.Random
-    surrogates: bool = True
+    python_values: bool = True
     real_refs: list[str] = field(default_factory=list)
     real_cursors: list[str] = field(default_factory=list)
     real_symbols: list[str] = field(default_factory=list)
@@ -572,7 +333,7 @@ class QueryFuzzer:
     # -- pieces -------------------------------------------------------------------------------
 
     def _unicode(self) -> str:
-        pool = UNICODE + SURROGATES if self.surrogates else UNICODE
+        pool = UNICODE + SURROGATES if self.python_values else UNICODE
         return self.rng.choice(pool)
 
     def _random_chars(self, n: int) -> str:
@@ -586,7 +347,7 @@ class QueryFuzzer:
                 out.append(chr(rng.randint(0, 0x1F)))
             elif roll < 0.9:
                 cp = rng.randint(0x80, 0x10FFFF)
-                if 0xD800 <= cp <= 0xDFFF and not self.surrogates:
+                if 0xD800 <= cp <= 0xDFFF and not self.python_values:
                     cp = 0xFFFD
                 out.append(chr(cp))
             else:
@@ -839,9 +600,11 @@ class QueryFuzzer:
             return self._random_chars(rng.randint(1, 50))
         if roll < 0.85:
             return "y" * rng.choice((5000, 70_000))
-        if roll < 0.93 and self.surrogates:
+        if roll < 0.93 and self.python_values:
             return rng.choice(SURROGATES)
-        return rng.choice((None, 5, b"bytes", ["x"]))
+        if self.python_values:
+            return rng.choice((None, 5, b"bytes", ["x"]))
+        return rng.choice((None, 5, ["x"], {"text": "x"}))
 
     def target(self) -> object:
         rng = self.rng
@@ -872,6 +635,97 @@ class QueryFuzzer:
                 None,
             )
         )
+
+    def items(self) -> object:
+        rng = self.rng
+        return rng.choice(
+            (
+                [1],
+                [1],
+                [2, 1],
+                [0],
+                [-1],
+                [10**12],
+                [],
+                [1, 1],
+                ["1"],
+                [True],
+                [1.5],
+                None,
+                "1",
+                list(range(1, 1200)),
+                [2**63],
+            )
+        )
+
+    def where(self) -> object:
+        return self.rng.choice(("before", "before", "after", "after", "middle", "", None, 1))
+
+    def ref_call(self, ref: object) -> tuple[str, dict[str, object]]:
+        """One verb through ``ref``: (verb, its arguments by name, as in every face)."""
+        rng = self.rng
+        verb = rng.choice(
+            (
+                "read",
+                "read",
+                "select",
+                "replace",
+                "replace",
+                "insert",
+                "delete",
+                "copy",
+                "move",
+                "undo",
+                "rename",
+                "search",
+            )
+        )
+        if verb == "read":
+            args: dict[str, object] = {"target": ref}
+            if rng.random() < 0.3:
+                args["offset"] = rng.choice((1, 2, 0, -1, 10**9, "1", None, 1.5))
+            if rng.random() < 0.3:
+                args["limit"] = rng.choice((1, 5, 0, -1, 10**9, "1", None, True))
+            return verb, args
+        if verb == "select":
+            return verb, {"ref": ref, "items": self.items()}
+        if verb == "replace":
+            return verb, {"ref": ref, "text": self.edit_text()}
+        if verb == "insert":
+            return verb, {"ref": ref, "text": self.edit_text(), "where": self.where()}
+        if verb == "delete":
+            return verb, {"ref": ref}
+        if verb in ("copy", "move"):
+            return verb, {"ref": ref, "to": self.target()}
+        if verb == "undo":
+            return verb, {"result": ref}
+        if verb == "rename":
+            new_name = rng.choice(("fetch_user", "", "a b", "1x", "\x00", None, "é", "x" * 500))
+            return verb, {"ref": ref, "new_name": new_name}
+        return verb, {"query": rng.choice(("get_user", "regex:\\w+", "ast:$A", "x")), "path": ref}
+
+    def feed(self, data: Mapping[str, Any]) -> None:
+        """Keep real references, cursors and symbol ids from an answer (bounded pools)."""
+        found: list[str] = []
+        if isinstance(data.get("result"), str):
+            found.append(data["result"])
+        for key in ("line", "match"):
+            value = (data.get("all") or {}).get(key)
+            if isinstance(value, str):
+                found.append(value)
+        for match in data.get("matches") or []:
+            found.extend(v for v in (match.get("ref") or {}).values() if isinstance(v, str))
+            for capture in (match.get("captures") or {}).values():
+                if isinstance(capture, dict) and isinstance(capture.get("ref"), str):
+                    found.append(capture["ref"])
+            symbol = match.get("symbol") or {}
+            if isinstance(symbol.get("id"), str):
+                self.real_symbols.append(symbol["id"])
+        if isinstance(data.get("next_cursor"), str):
+            self.real_cursors.append(data["next_cursor"])
+        self.real_refs.extend(self.rng.sample(found, min(len(found), 4)))
+        for pool in (self.real_refs, self.real_cursors, self.real_symbols):
+            del pool[:-200]
 
 
 def call_summary(verb: str, args: Sequence[object], kwargs: Mapping[str, object]) -> str:

@@ -38,7 +38,7 @@ from pathlib import Path
 
 from sleuth.errors import NotFound, SleuthError, StaleReference
 from sleuth.workspace import Workspace, stamp_bytes
-from sleuth.workspace.rooted import Located, locate, read_in, unlink_in, write_in
+from sleuth.workspace.rooted import Located, locate, read_in, unlink_in, write_file, write_in
 from sleuth.workspace.workspace import state_subdir
 
 __all__ = [
@@ -90,22 +90,13 @@ def _fsync_fd(fd: int) -> None:
         os.fsync(fd)
 
 
-def _write_file(path: Path, data: bytes) -> None:
-    """A journal file (inside ``.sleuth``, a folder verified to be real)."""
-    fd = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
-    try:
-        write_in(fd, path.name, data)
-    finally:
-        os.close(fd)
-
-
 def _rename_into(loc: Located, temp_name: str) -> None:
     """Rename the temporary file ``temp_name`` over ``loc``, inside the verified folder."""
     os.rename(temp_name, loc.name, src_dir_fd=loc.dir_fd, dst_dir_fd=loc.dir_fd)
 
 
 def _write_manifest(folder: Path, manifest: dict[str, object]) -> None:
-    _write_file(folder / "manifest.json.tmp", json.dumps(manifest).encode())
+    write_file(folder / "manifest.json.tmp", json.dumps(manifest).encode())
     os.replace(folder / "manifest.json.tmp", folder / "manifest.json")
     fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
@@ -210,8 +201,8 @@ def _write_verified(
     folder.mkdir()
     entries = []
     for i, (change, (loc, mode)) in enumerate(zip(changes, located, strict=True)):
-        _write_file(folder / f"{i}.old", change.old)
-        _write_file(folder / f"{i}.new", change.new)
+        write_file(folder / f"{i}.old", change.old)
+        write_file(folder / f"{i}.new", change.new)
         entries.append(
             {
                 "path": change.path,
@@ -313,7 +304,7 @@ def _keep(ws: Workspace, folder: Path, problems: list[dict[str, object]]) -> Non
         os.rename(folder, dest)
         where = f".sleuth/{RECOVERED_DIR}/{folder.name}"
         report = {"journal": where, "files": problems}
-        _write_file(dest / "report.json", json.dumps(report, indent=1).encode())
+        write_file(dest / "report.json", json.dumps(report, indent=1).encode())
         return
     shutil.rmtree(folder, ignore_errors=True)
 

@@ -37,7 +37,7 @@ from sleuth.resources.refs import looks_like_ref, parse_ref
 from sleuth.resources.selection import Range, Resolver, Selection
 from sleuth.resources.views import ReadResult, Views
 from sleuth.workspace import FileText, Workspace, encoding_of, stamp_bytes
-from sleuth.workspace.rooted import read_regular, write_in
+from sleuth.workspace.rooted import read_regular, write_file
 from sleuth.workspace.workspace import state_subdir
 
 __all__ = ["Editor", "MAX_EDIT_TEXT", "Splice", "splice", "unified_diff"]
@@ -302,7 +302,7 @@ class Editor:
             folder.mkdir()
         files = []
         for i, change in enumerate(changes):
-            _write_state_file(folder / f"{i}.old", change.old)
+            write_file(folder / f"{i}.old", change.old)
             entry: dict[str, Any] = {
                 "path": change.path,
                 "old": f"{i}.old",
@@ -311,7 +311,7 @@ class Editor:
             if spans is not None and change.path in spans:
                 entry["spans"] = spans[change.path]
             files.append(entry)
-        _write_state_file(folder / "undo.json", json.dumps({"files": files}).encode())
+        write_file(folder / "undo.json", json.dumps({"files": files}).encode())
 
     def _undo_manifest(self, result_id: str, folder: Path) -> list[dict[str, Any]]:
         try:
@@ -390,15 +390,6 @@ def _restored(ft: FileText, spans: object) -> list[Range]:
             return out
     end_line = max(1, len(ft.line_starts) - (1 if ft.data.endswith(b"\n") else 0))
     return [Range(ft.path, ft.body_offset, len(ft.data), 1, end_line, ft.stamp)]
-
-
-def _write_state_file(path: Path, data: bytes) -> None:
-    """A file in ``.sleuth`` (a folder verified to be real), never written through a link."""
-    fd = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
-    try:
-        write_in(fd, path.name, data)
-    finally:
-        os.close(fd)
 
 
 _DIFF_MAX_BYTES = 2 * 1024 * 1024

@@ -31,6 +31,8 @@ __all__ = [
     "read_in",
     "write_in",
     "unlink_in",
+    "write_file",
+    "outside_root",
     "symlinked_component",
 ]
 
@@ -51,7 +53,8 @@ def _through_link(rel: str) -> InvalidPath:
     )
 
 
-def _outside(rel: str) -> InvalidPath:
+def outside_root(rel: str) -> InvalidPath:
+    """The error for a path that leaves the root through a symlink (no absolute path shown)."""
     return InvalidPath(
         f"path leaves the workspace root through a symlink: {rel}; only files inside the root "
         "can be used",
@@ -137,7 +140,7 @@ def locate(root: str, rel: str) -> Located:
         os.close(fd)
         real = os.path.realpath(prefix + current)
         if not real.startswith(prefix):
-            raise _outside(rel)
+            raise outside_root(rel)
         current = real[len(prefix) :]
     raise InvalidPath(f"{rel}: too many levels of symlinks", details={"path": rel})
 
@@ -184,6 +187,17 @@ def write_in(dir_fd: int, name: str, data: bytes, mode: int = 0o600) -> None:
             view = view[os.write(fd, view) :]
         os.fchmod(fd, mode)
         os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def write_file(path: str | os.PathLike[str], data: bytes) -> None:
+    """Create or overwrite file ``path`` (in a folder of sleuth's own, such as ``.sleuth``),
+    never following a symlink at its last component."""
+    folder, name = os.path.split(os.fspath(path))
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    try:
+        write_in(fd, name, data)
     finally:
         os.close(fd)
 

@@ -29,7 +29,7 @@ from sleuth.workspace.listing_patch import patch_listings
 from sleuth.workspace.paths import PathGlobs, normalize_rel
 from sleuth.workspace.policy import AccessPolicy, load_config, resolve_max_filesize
 from sleuth.workspace.reader import BINARY_PROBE, ContentCache, Reader, encoding_of, stamp_bytes
-from sleuth.workspace.rooted import locate, read_in, symlinked_component
+from sleuth.workspace.rooted import locate, outside_root, read_in, symlinked_component
 from sleuth.workspace.text import FileText
 from sleuth.workspace.walker import FileList, Walker
 from sleuth.workspace.watch import ChangeWatcher
@@ -124,14 +124,6 @@ def _not_found(rel: str) -> NotFound:
     return NotFound(
         f"path not found: {rel}; check the spelling, or list files with a 'files:' search",
         details={"path": rel},
-    )
-
-
-def _outside(path: str) -> InvalidPath:
-    return InvalidPath(
-        f"path leaves the workspace root through a symlink: {path}; only files inside the root "
-        "can be used",
-        details={"path": path},
     )
 
 
@@ -272,7 +264,7 @@ class Workspace:
         if stat.S_ISLNK(st.st_mode):
             real = os.path.realpath(full)
             if real != self._root and not real.startswith(self._prefix):
-                raise _outside(rel)
+                raise outside_root(rel)
             if real == self._root or os.path.isdir(real):
                 raise InvalidPath(
                     f"{rel} is a symlinked folder; sleuth never descends one (SPEC §1): use "
@@ -367,7 +359,7 @@ class Workspace:
         if stat.S_ISLNK(st.st_mode):
             real = os.path.realpath(full)
             if not real.startswith(self._prefix):
-                raise _outside(rel)
+                raise outside_root(rel)
             if self.policy.is_denied(real[len(self._prefix) :]):
                 raise _not_found(rel)
             st = os.stat(full)

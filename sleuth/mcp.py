@@ -46,13 +46,12 @@ import os
 import sys
 import threading
 import traceback
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import partial
-from typing import IO, Annotated, Any, BinaryIO, TypeVar, cast
+from typing import TYPE_CHECKING, Annotated, Any, BinaryIO, TypeVar, cast
 
-import anyio
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.server.stdio import stdio_server
@@ -90,6 +89,9 @@ from sleuth.cli import (
 )
 from sleuth.errors import Internal, InvalidQuery, SleuthError
 from sleuth.query.request import SearchRequest, check_text, unicode_problem
+
+if TYPE_CHECKING:
+    from anyio import AsyncFile
 
 __all__ = [
     "serve", "build_server", "EngineThread", "SleuthTools", "ToolSpec", "TOOLS", "tool_error",
@@ -388,7 +390,8 @@ class _Server(MCPServer[Any]):
         ``_lowlevel_server`` is the SDK's own attribute (mcp 2.x, as its ``run_stdio_async``
         uses it); every MCP end-to-end test runs through here."""
         with _claim_stdio() as (wire_in, wire_out):
-            wire = anyio.wrap_file(cast(IO[str], _Wire(wire_in, wire_out)))
+            # duck-typed: the transport only iterates over lines, writes and flushes
+            wire = cast("AsyncFile[str]", _Wire(wire_in, wire_out))
             async with stdio_server(wire, wire) as (read_stream, write_stream):
                 lowlevel = self._lowlevel_server
                 await lowlevel.run(read_stream, write_stream,
@@ -545,16 +548,18 @@ def _problems(message: Any, exc: ValidationError) -> str:
 
 
 class _Wire:
-    """The protocol's stdin and stdout as one text file for the SDK's stdio transport:
-    ``readline`` hands on only lines ``screen_line`` passes and answers the others itself;
-    ``write`` writes one whole line under the lock those answers take too."""
+    """The protocol's stdin and stdout as the one async text file the SDK's stdio transport
+    iterates over and writes to: only lines ``screen_line`` passes are handed on, the others
+    answered here; each write is one whole line under the lock those answers take too.
+
+    Each read and write runs on its own daemon thread (``_on_daemon_thread``)."""
 
     def __init__(self, wire_in: BinaryIO, wire_out: BinaryIO) -> None:
         self._in = wire_in
         self._out = wire_out
         self._lock = threading.Lock()
 
-    def readline(self) -> str:
+    def _readline(self) -> str:
         while True:
             data = self._in.readline(MAX_MESSAGE_BYTES + 1)
             if not data:
@@ -562,24 +567,57 @@ class _Wire:
             if len(data) > MAX_MESSAGE_BYTES and not data.endswith(b"\n"):
                 while data and not data.endswith(b"\n"):  # skip the rest of the line
                     data = self._in.readline(1024 * 1024)
-                self.write(_rpc_error(None, INVALID_REQUEST,
-                                      f"message over {MAX_MESSAGE_BYTES} bytes: not read") + "\n")
+                self._write(_rpc_error(None, INVALID_REQUEST,
+                                       f"message over {MAX_MESSAGE_BYTES} bytes: not read") + "\n")
                 continue
             line, answer = screen_line(data)
             if answer is not None:
-                self.write(answer + "\n")
+                self._write(answer + "\n")
             if line is not None:
                 return line
 
-    def write(self, text: str) -> int:
+    def _write(self, text: str) -> None:
         data = text.encode("utf-8", "backslashreplace")
         with self._lock:
             self._out.write(data)
             self._out.flush()
-        return len(text)
 
-    def flush(self) -> None:
+    async def __aiter__(self) -> AsyncIterator[str]:
+        while line := await _on_daemon_thread(self._readline):
+            yield line
+
+    async def write(self, text: str) -> None:
+        await _on_daemon_thread(self._write, text)
+
+    async def flush(self) -> None:
         """Every ``write`` flushes its line already."""
+
+
+async def _on_daemon_thread(fn: Callable[..., T], *args: Any) -> T:
+    """``fn(*args)`` on a new daemon thread: the wire's reads and writes may block on the
+    client forever, and the interpreter's exit joins every other thread (so Ctrl-C hung while
+    ``anyio.wrap_file``'s worker waited for the client's next line)."""
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[T] = loop.create_future()
+
+    def settle(result: T | None, exc: BaseException | None) -> None:
+        if future.done():  # cancelled meanwhile: nobody waits for it
+            return
+        if exc is not None:
+            future.set_exception(exc)
+        else:
+            future.set_result(cast(T, result))
+
+    def work() -> None:
+        try:
+            result, exc = fn(*args), None
+        except BaseException as error:  # raised in the awaiting task instead
+            result, exc = None, error
+        with contextlib.suppress(RuntimeError):  # the loop is closed: serving ended
+            loop.call_soon_threadsafe(settle, result, exc)
+
+    threading.Thread(target=work, name="sleuth-mcp-wire", daemon=True).start()
+    return await future
 
 
 @contextlib.contextmanager

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import select
+import signal
 import subprocess
 import sys
 from collections.abc import Callable
@@ -295,3 +296,15 @@ def test_mcp_structured_content_carries_binary_safe(
             assert "binary-safe (not UTF-8, searched as bytes): src/latin.py" in text
 
     anyio.run(go)
+
+
+def test_mcp_server_stops_on_ctrl_c_while_it_waits_for_a_line(sample_root: Path) -> None:
+    # The reader blocked on stdin must not keep the process alive: before, the interpreter's
+    # exit joined the SDK's worker thread and waited for the client's next line forever.
+    server = RawServer(sample_root)
+    server.send(_call(1, "search", '{"query": "list_users"}'))
+    assert server.answer()["result"]["isError"] is False
+    server.proc.send_signal(signal.SIGINT)
+    assert server.proc.wait(timeout=60) == 0
+    assert server.proc.stdin is not None
+    server.proc.stdin.close()

@@ -1,0 +1,1483 @@
+"""The fault-injection and model-check harness of the edit layer (issue 15; SPEC §1, §4, §5, §9).
+
+``SafetyMachine`` is a hypothesis ``RuleBasedStateMachine`` that drives one long-running
+``Workbench`` (``watch=True`` as the MCP server has it, or ``watch=False``) over a tiny workspace
+in a scratch folder (on tmpfs when there is one, so fsync costs nothing) laid out as::
+
+    <scratch>/root/                 the workspace root
+        .sleuth.toml                deny = ["config/secret.py"]
+        config/secret.py            holds the marker ``hunter2`` next to ordinary tokens
+        a.txt  b.txt  sub/c.txt  sub/d.txt
+    <scratch>/outside/              beside the root, never inside it: sleuth must not touch it
+
+Files hold words of the alphabet ``TOKENS``: each is a capital followed by small letters, so
+no token has a border and no two literal matches of one token can overlap — ``bytes.replace``
+and ``re.finditer`` compute exactly the matches sleuth must find. The machine interleaves at
+random searches (literal and ``regex:``, in several scopes, keeping their answers), edits
+through their references (replace, insert, delete of ``:N:match``, ``:N:line``, ``:all:…``;
+copy and move to ``PATH:LINE``; a replace through an edit's ``RESULT#``; undo), writes of its
+own (in place, temp-and-rename, truncation, append, deletion, a rewrite that keeps size, inode
+and mtime, backdating), swaps of ``sub`` for a symlink to the outside folder (optionally with
+the outside folder made to mirror ``sub``, so stamps match through the link), of a file for a
+FIFO, and aliases of the denied file (``cfg -> config``, ``leak.txt -> config/secret.py``) with
+reads and searches through them.
+
+Faults inside an edit go through ``Workspace.fault_hook``, which the edit layer calls at
+``planned`` (selection resolved, new bytes computed, lock not yet taken), ``verified`` (one file
+read under the lock and verified) and ``before-rename`` (its temporary file written). An edit
+step may carry a ``Fault``: at the chosen call of the chosen point the hook performs one of the
+writes above. At every ``verified`` call the hook reads the file itself (no symlink followed,
+never opening a FIFO): those are *the bytes the edit was verified against*.
+
+After every step the harness checks, against its own model of every file:
+
+1. ``inv1``: nothing in the outside folder changed and nothing new appeared there;
+2. ``inv2``: the denied file never changed, and ``hunter2`` appears in no answer (search and
+   read answers, edit answers and their diffs, error objects — each serialised with
+   ``to_json()``), nor does a match or range come from the denied file or an alias of it;
+3. ``inv3``: every workspace entry is exactly what the harness last put there or, after a
+   successful edit, exactly that edit applied (by the harness's own computation) to the bytes
+   it was verified against; a single-match reference must have been refused unless those bytes
+   are the bytes its search saw; a failed edit changed nothing; an ``:all`` edit selected every
+   current match of its result's files (and of its whole scope when it says ``refreshed``);
+4. ``inv4``: an edit succeeds or raises ``SleuthError`` with one of ``ALLOWED_EDIT_CODES``;
+   nothing raises ``internal`` or a foreign exception, and nothing hangs (``StepTimeout``);
+5. ``inv5``: every search answer equals the matches in the bytes on disk (a subset when it says
+   ``complete: false``), a plain read answers the file's bytes, and an edit's answer names the
+   files it changed and selects the text it wrote.
+
+``Report`` counts steps, edits and hook calls and holds the violations: in strict mode (the
+tests) the first violation raises ``SafetyViolation`` so hypothesis shrinks it to a minimal
+sequence; in collecting mode (``benchmarks/safety_soak.py``) each kind is counted, its first
+occurrence kept with the steps that led to it, the model resynchronised and the run goes on.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import json
+import os
+import re
+import shutil
+import signal
+import stat
+import tempfile
+import threading
+import time
+import traceback
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import FrameType
+from typing import Any, Literal, cast
+
+from hypothesis import strategies as st
+from hypothesis.stateful import Bundle, RuleBasedStateMachine, rule
+
+from sleuth import Workbench
+from sleuth.errors import SleuthError
+
+__all__ = [
+    "ALLOWED_EDIT_CODES",
+    "MARKER",
+    "Report",
+    "SafetyMachine",
+    "SafetyViolation",
+    "StepTimeout",
+    "safety_machine",
+    "settled_watchers",
+]
+
+TOKENS = ("Alpha", "Bravo", "Charlie", "Delta")
+MARKER = "hunter2"
+OUTSIDE_MARKER = "zulu9outside"
+SECRET = "config/secret.py"
+CONFIG = ".sleuth.toml"
+SUB = "sub"
+ORIG = "sub.orig"
+LINK_TARGET = "../outside"
+FILES = ("a.txt", "b.txt", "sub/c.txt", "sub/d.txt")
+
+INITIAL: dict[str, str] = {
+    CONFIG: 'deny = ["config/secret.py"]\n',
+    SECRET: f"Alpha = '{MARKER}'  # Bravo Charlie Delta\nDelta Alpha {MARKER}\n",
+    "a.txt": "Alpha Bravo\nCharlie Alpha Delta\n",
+    "b.txt": "Bravo\nDelta Delta\nAlpha",
+    "sub/c.txt": "Charlie Bravo Alpha\n",
+    "sub/d.txt": "Delta\n\nAlpha Charlie\n",
+}
+OUTSIDE_INITIAL: dict[str, str] = {
+    "c.txt": f"Alpha {OUTSIDE_MARKER}\n",
+    "keep.txt": f"Bravo Alpha {OUTSIDE_MARKER}\n",
+}
+
+ALLOWED_EDIT_CODES = frozenset(
+    {
+        "stale_reference",
+        "conflict",
+        "not_found",
+        "invalid_path",
+        "unsafe_selection",
+        "invalid_query",
+    }
+)
+SCOPE_CODES = frozenset({"not_found", "invalid_path"})
+READ_CODES = SCOPE_CODES | {"unsupported"}
+MAX_FILE = 400
+"""A file the edits have grown past this many bytes is cut back by the harness (a write of its
+own) after the step, so that matches stay few and every search fits one page."""
+POINTS = ("planned", "verified", "before-rename")
+WRITE_ACTIONS = ("rewrite", "rename_over", "truncate", "append", "delete", "backdate", "keep_stat")
+FAULT_ACTIONS = (
+    "rewrite",
+    "rename_over",
+    "truncate",
+    "append",
+    "delete",
+    "keep_stat",
+    "swap_dir",
+    "fifo",
+)
+SWAPS = ("dir", "dir-mirror", "fifo", "alias-cfg", "alias-leak")
+PROBES = (
+    "search-marker",
+    "search-hunter",
+    "regex-marker",
+    "files-secret",
+    "search-cfg",
+    "search-cfg-file",
+    "search-config",
+    "search-leak",
+    "read-cfg-file",
+    "read-config-file",
+    "read-leak",
+    "read-cfg",
+)
+
+Entry = tuple[str, Any]
+"""``("file", bytes)``, ``("link", target)``, ``("fifo", None)``, ``("dir", None)``,
+``("via-link", None)`` (reached through a symlinked folder) or ``("other", None)``."""
+Tree = dict[str, Entry]
+Where = Literal["before", "after"]
+
+
+# -- the disk, as the harness sees it --------------------------------------------------------
+
+
+def scratch_dir() -> str | None:
+    """tmpfs when there is one: the edit layer fsyncs every file, which costs nothing there."""
+    shm = "/dev/shm"
+    return shm if os.path.isdir(shm) and os.access(shm, os.W_OK) else None
+
+
+def _read_regular(path: str) -> bytes:
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        chunks = []
+        while chunk := os.read(fd, 1 << 16):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def _read_regular_following(path: str) -> bytes:
+    if not stat.S_ISREG(os.stat(path).st_mode):
+        raise OSError(f"not a regular file: {path}")
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        return os.read(fd, 1 << 20)
+    finally:
+        os.close(fd)
+
+
+def _entry(path: str, st_mode: int) -> Entry:
+    if stat.S_ISLNK(st_mode):
+        return ("link", os.readlink(path))
+    if stat.S_ISDIR(st_mode):
+        return ("dir", None)
+    if stat.S_ISREG(st_mode):
+        return ("file", _read_regular(path))
+    if stat.S_ISFIFO(st_mode):
+        return ("fifo", None)
+    return ("other", None)
+
+
+def snapshot(top: Path, *, skip: str | None = None) -> Tree:
+    """Every entry under ``top`` by relative path, symlinks not followed, FIFOs not opened."""
+    out: Tree = {}
+
+    def walk(folder: str, prefix: str) -> None:
+        with os.scandir(folder) as it:
+            names = sorted(e.name for e in it)
+        for name in names:
+            rel = prefix + name
+            if rel == skip:
+                continue
+            full = os.path.join(folder, name)
+            entry = _entry(full, os.lstat(full).st_mode)
+            out[rel] = entry
+            if entry[0] == "dir":
+                walk(full, rel + "/")
+
+    walk(str(top), "")
+    return out
+
+
+def read_entry(root: Path, rel: str) -> Entry | None:
+    """What ``rel`` holds now, reached from ``root`` without following a symlinked folder."""
+    parts = rel.split("/")
+    folder = str(root)
+    for part in parts[:-1]:
+        folder = os.path.join(folder, part)
+        try:
+            mode = os.lstat(folder).st_mode
+        except OSError:
+            return None
+        if stat.S_ISLNK(mode):
+            return ("via-link", None)
+        if not stat.S_ISDIR(mode):
+            return None
+    full = os.path.join(folder, parts[-1])
+    try:
+        return _entry(full, os.lstat(full).st_mode)
+    except OSError:
+        return None
+
+
+def data_of(entry: Entry | None) -> bytes | None:
+    return entry[1] if entry is not None and entry[0] == "file" else None
+
+
+def searchable(model: Tree, scope: str) -> dict[str, bytes]:
+    """The files a search of ``scope`` must read: regular, not denied, no symlink on the way."""
+    whole = scope in ("", "/")
+    if not whole and model.get(scope, ("",))[0] not in ("dir", "file"):
+        return {}
+    return {
+        rel: entry[1]
+        for rel, entry in model.items()
+        if entry[0] == "file"
+        and rel != SECRET
+        and (whole or rel == scope or rel.startswith(scope + "/"))
+    }
+
+
+def describe(entry: Entry | None) -> str:
+    if entry is None:
+        return "nothing"
+    if entry[0] == "file":
+        return repr(entry[1])
+    return f"a {entry[0]}" + (f" -> {entry[1]}" if entry[0] == "link" else "")
+
+
+# -- the harness's own model of an edit ------------------------------------------------------
+
+
+@dataclass
+class Refuse:
+    """The edit must have been refused, for ``reason`` (``tag`` names the kind of reason)."""
+
+    tag: str
+    reason: str
+
+
+@dataclass
+class Sp:
+    start: int
+    end: int
+    text: bytes
+    lines: bool = False
+
+
+def apply_splices(data: bytes, splices: list[Sp]) -> bytes | None:
+    """``data`` with ``splices`` applied; None when two overlap (the edit is a conflict).
+
+    Whole-line deletions take their line break with them, or the one before a last line that
+    has no line break (SPEC §9, ``sleuth/edit/operations.py``)."""
+    ordered = sorted(
+        (Sp(s.start, s.end, s.text, s.lines) for s in splices), key=lambda s: (s.start, s.end)
+    )
+    for sp in ordered:
+        if sp.lines and not sp.text:
+            if data[sp.end : sp.end + 1] == b"\n":
+                sp.end += 1
+            elif sp.start > 0 and data[sp.start - 1 : sp.start] == b"\n":
+                sp.start -= 1
+    for a, b in zip(ordered, ordered[1:], strict=False):
+        if b.start < a.end:
+            return None
+    out, pos = [], 0
+    for sp in ordered:
+        out += [data[pos : sp.start], sp.text]
+        pos = sp.end
+    out.append(data[pos:])
+    return b"".join(out)
+
+
+def line_span(data: bytes, start: int, end: int) -> tuple[int, int]:
+    """The whole lines holding [start, end), without the last one's line break."""
+    s = data.rfind(b"\n", 0, start) + 1
+    e = data.find(b"\n", max(start, end - 1))
+    return s, len(data) if e < 0 else e
+
+
+@dataclass(eq=False)
+class SearchRecord:
+    """A search answer and what the harness knew when it was given."""
+
+    result: str
+    query: str
+    scope: str
+    pattern: re.Pattern[bytes]
+    seen: dict[str, bytes]
+    matches: list[tuple[str, int, int]]
+    complete: bool
+
+    def __repr__(self) -> str:
+        return f"<{self.result} {self.query!r} in {self.scope}: {len(self.matches)} matches>"
+
+
+@dataclass(eq=False)
+class EditRecord:
+    """A successful edit: per file the bytes it was applied to and the bytes it left."""
+
+    result: str
+    op: str
+    files: dict[str, tuple[bytes, bytes]]
+    ranges: list[tuple[str, int, int]]
+    undone: bool = False
+
+    def __repr__(self) -> str:
+        return f"<{self.result} {self.op} of {sorted(self.files)}>"
+
+
+@dataclass(frozen=True)
+class Fault:
+    """At call ``nth`` of ``point``, the hook performs ``action`` on ``target`` (-1: the file
+    the hook names, or for ``planned`` the edit's first file; else an index into the files)."""
+
+    point: str
+    nth: int
+    action: str
+    target: int
+    content: str
+
+
+class Selected:
+    """Which ranges reference ``rec``/``unit``/``n`` selects in a file's bytes."""
+
+    def __init__(self, rec: SearchRecord, unit: str, n: int | None) -> None:
+        self.rec, self.unit, self.n = rec, unit, n
+        self.ref = f"{rec.result}:{'all' if n is None else n}:{unit}"
+
+    @property
+    def single(self) -> bool:
+        return self.n is not None
+
+    def paths(self, refreshed: bool, start: Tree) -> list[str]:
+        if self.n is not None:
+            return [self.rec.matches[self.n - 1][0]] if self.n <= len(self.rec.matches) else []
+        paths = {p for p, _, _ in self.rec.matches}
+        if refreshed:
+            paths |= set(searchable(start, self.rec.scope))
+        return sorted(paths)
+
+    def ranges(self, path: str, data: bytes) -> list[tuple[int, int]] | Refuse:
+        if self.n is not None:
+            if data != self.rec.seen.get(path):
+                return Refuse(
+                    "stale-single", f"{self.ref}: {path} holds other bytes than its search saw"
+                )
+            _, s, e = self.rec.matches[self.n - 1]
+            return [line_span(data, s, e) if self.unit == "line" else (s, e)]
+        occ = [(m.start(), m.end()) for m in self.rec.pattern.finditer(data)]
+        if self.unit == "line":
+            occ = sorted({line_span(data, s, e) for s, e in occ})
+        return occ
+
+
+Verified = Callable[[str], bytes | None]
+
+
+def expect_simple(
+    op: str,
+    sel: Selected,
+    refreshed: bool,
+    start: Tree,
+    verified: Verified,
+    text: bytes,
+    where: str,
+) -> dict[str, bytes] | Refuse:
+    """The files a replace/insert/delete must leave, from the bytes each was verified against."""
+    if sel.single and sel.n is not None and sel.n > len(sel.rec.matches):
+        return Refuse("no-such-match", f"{sel.ref}: the result has {len(sel.rec.matches)} matches")
+    out: dict[str, bytes] = {}
+    for path in sel.paths(refreshed, start):
+        data = verified(path)
+        if data is None or path == SECRET:
+            if sel.single:
+                return Refuse(
+                    "not-regular", f"{path} is not a regular workspace file reached from the root"
+                )
+            continue
+        ranges = sel.ranges(path, data)
+        if isinstance(ranges, Refuse):
+            return ranges
+        if not ranges:
+            continue
+        if op == "replace":
+            sps = [Sp(s, e, text) for s, e in ranges]
+        elif op == "insert":
+            sps = [Sp(s, s, text) if where == "before" else Sp(e, e, text) for s, e in ranges]
+        else:
+            sps = [Sp(s, e, b"", sel.unit == "line") for s, e in ranges]
+        new = apply_splices(data, sps)
+        if new is None:
+            return Refuse("overlap", f"overlapping ranges in {path}")
+        out[path] = new
+    if all(out[p] == verified(p) for p in out):
+        return Refuse("changes-nothing", "the edit changes nothing")
+    return out
+
+
+def expect_copy(
+    sel: Selected,
+    move: bool,
+    target: str,
+    line: int,
+    refreshed: bool,
+    start: Tree,
+    verified: Verified,
+) -> dict[str, bytes] | Refuse:
+    """The files a copy/move to ``target:line`` must leave (the moved-from files verified)."""
+    if sel.single and sel.n is not None and sel.n > len(sel.rec.matches):
+        return Refuse("no-such-match", f"{sel.ref}: the result has {len(sel.rec.matches)} matches")
+    pieces: list[tuple[str, int, int, bytes]] = []
+    sources: dict[str, bytes] = {}
+    for path in sel.paths(refreshed, start):
+        # a moved-from file is verified under the lock; a copied-from one was read when the
+        # reference resolved, i.e. as the step began
+        data = verified(path) if move else data_of(start.get(path))
+        if data is None or path == SECRET:
+            if sel.single:
+                return Refuse(
+                    "not-regular", f"{path} is not a regular workspace file reached from the root"
+                )
+            continue
+        ranges = sel.ranges(path, data)
+        if isinstance(ranges, Refuse):
+            return ranges
+        sources[path] = data
+        pieces += [(path, s, e, data[s:e]) for s, e in ranges]
+    tdata = verified(target)
+    if tdata is None or target == SECRET:
+        return Refuse("target-not-regular", f"the target {target} is not a regular workspace file")
+    if tdata != data_of(start.get(target)):
+        return Refuse("target-changed", f"the target {target} changed after its line was resolved")
+    count = tdata.count(b"\n") + 1
+    lines = count - 1 if tdata.endswith(b"\n") else count
+    if line > lines + 1:
+        return Refuse("line-out-of-range", f"{target} has {lines} lines, the target line is {line}")
+    starts = [0] + [i + 1 for i, c in enumerate(tdata) if c == 10]
+    offset = starts[line - 1] if line <= count else len(tdata)
+    all_lines = sel.unit == "line"
+    blob = (b"\n" if all_lines else b"").join(p[3] for p in pieces)
+    if all_lines and not blob.endswith(b"\n"):
+        blob += b"\n"
+    if offset == len(tdata) and tdata and not tdata.endswith(b"\n"):
+        blob = b"\n" + blob.rstrip(b"\n")
+    splices: dict[str, list[Sp]] = {target: [Sp(offset, offset, blob)]}
+    if move:
+        for path, s, e, _ in pieces:
+            if path == target and s < offset < e:
+                return Refuse("move-into-itself", "a move into the moved text itself")
+            splices.setdefault(path, []).append(Sp(s, e, b"", all_lines))
+    out: dict[str, bytes] = {}
+    for path, sps in splices.items():
+        base = tdata if path == target else sources[path]
+        new = apply_splices(base, sps)
+        if new is None:
+            return Refuse("overlap", f"overlapping ranges in {path}")
+        out[path] = new
+    if all(out[p] == verified(p) for p in out):
+        return Refuse("changes-nothing", "the edit changes nothing")
+    return out
+
+
+def expect_undo(rec: EditRecord, verified: Verified) -> dict[str, bytes] | Refuse:
+    if rec.undone:
+        return Refuse("undone-already", f"{rec.result} was undone already")
+    out = {}
+    for path, (old, new) in rec.files.items():
+        if verified(path) != new or path == SECRET:
+            return Refuse("changed-since", f"{path} no longer holds what {rec.result} wrote")
+        out[path] = old
+    return out
+
+
+# -- the run's account -------------------------------------------------------------------------
+
+
+class SafetyViolation(AssertionError):
+    """An invariant did not hold (strict mode)."""
+
+
+class StepTimeout(BaseException):
+    """A sleuth call did not return in time (a hang); a BaseException so no handler eats it."""
+
+
+@dataclass
+class Report:
+    """Counts of one run and its violations (first occurrence of each kind, with its steps)."""
+
+    strict: bool = True
+    hang_s: float = 20.0
+    hang_after_first_s: float = 3.0
+    steps: int = 0
+    examples: int = 0
+    hangs: int = 0
+    rules: Counter[str] = field(default_factory=Counter)
+    edits: Counter[str] = field(default_factory=Counter)
+    hook_calls: Counter[str] = field(default_factory=Counter)
+    faults: Counter[str] = field(default_factory=Counter)
+    violations: Counter[str] = field(default_factory=Counter)
+    first: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def timeout(self) -> float:
+        return self.hang_after_first_s if self.hangs else self.hang_s
+
+    def summary(self) -> str:
+        lines = [
+            f"steps {self.steps}, examples {self.examples}, hangs {self.hangs}",
+            f"rules {dict(sorted(self.rules.items()))}",
+            f"edits {dict(sorted(self.edits.items()))}",
+            f"hook calls {dict(sorted(self.hook_calls.items()))}",
+            f"faults fired {dict(sorted(self.faults.items()))}",
+            f"violations {dict(sorted(self.violations.items())) or 'none'}",
+        ]
+        for kind in sorted(self.first):
+            lines.append(f"--- first {kind} ---\n{self.first[kind]}")
+        return "\n".join(lines)
+
+
+@contextlib.contextmanager
+def deadline(seconds: float) -> Iterator[None]:
+    """``StepTimeout`` when the body runs longer than ``seconds`` (and every second after)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def on_alarm(_signum: int, _frame: FrameType | None) -> None:
+        raise StepTimeout()
+
+    old = signal.signal(signal.SIGALRM, on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds, 1.0)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
+@contextlib.contextmanager
+def settled_watchers() -> Iterator[None]:
+    """Let a watcher be trusted at once (``SETTLE_S`` = 0): the machine itself waits until the
+    watcher reports a probe write, which is what the settle time stands in for, so a run's
+    examples (a second or two each) exercise the cached-listing path of a long-lived server."""
+    from sleuth.workspace import watch
+
+    old = getattr(watch, "SETTLE_S", None)
+    if old is not None:
+        watch.SETTLE_S = 0.0
+    try:
+        yield
+    finally:
+        if old is not None:
+            watch.SETTLE_S = old
+
+
+def _wait_for_watcher(wb: Workbench, root: Path, timeout: float = 5.0) -> None:
+    """Block until the workbench's watcher is trusted and has reported a write of ours."""
+    ws = wb.workspace
+    until = time.monotonic() + timeout
+    while ws.generation is None and time.monotonic() < until:
+        time.sleep(0.005)
+    before = ws.generation
+    if before is None:
+        return  # the watcher never became trusted: every query walks, which is fine too
+    probe = root / ".harness-probe"
+    probe.write_bytes(b"probe\n")
+    probe.unlink()
+    while ws.generation == before and time.monotonic() < until:
+        time.sleep(0.002)
+
+
+# -- strategies --------------------------------------------------------------------------------
+
+TOKEN = st.sampled_from(TOKENS)
+TEXT = st.lists(st.sampled_from((*TOKENS, " ", "\n")), min_size=1, max_size=3).map("".join)
+CONTENT = st.tuples(
+    st.lists(st.lists(TOKEN, max_size=3).map(" ".join), max_size=3), st.booleans()
+).map(lambda t: "\n".join(t[0]) + ("\n" if t[1] and t[0] else ""))
+SELECTION = st.tuples(st.sampled_from(("match", "line")), st.one_of(st.none(), st.integers(1, 4)))
+FAULT = st.one_of(
+    st.none(),
+    st.builds(
+        Fault,
+        point=st.sampled_from(POINTS),
+        nth=st.integers(0, 1),
+        action=st.sampled_from(FAULT_ACTIONS),
+        target=st.integers(-1, 5),
+        content=CONTENT,
+    ),
+)
+SCOPES = ("/", "/", "/", SUB, "a.txt", ORIG)
+
+
+def _pattern(query: str) -> re.Pattern[bytes]:
+    body = query.removeprefix("regex:")
+    if query.startswith("regex:"):
+        return re.compile(body.encode())
+    return re.compile(re.escape(body.encode()))
+
+
+# -- the machine -------------------------------------------------------------------------------
+
+
+class SafetyMachine(RuleBasedStateMachine):
+    """See the module docstring. Subclass through ``safety_machine(report, watch=...)``."""
+
+    report: Report = Report()
+    watch: bool = True
+
+    searches = Bundle("searches")
+    edits = Bundle("edits")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.report.examples += 1
+        self.base = Path(tempfile.mkdtemp(prefix="sleuth-safety-", dir=scratch_dir()))
+        self.root = self.base / "root"
+        self.outside = self.base / "outside"
+        for top, files in ((self.root, INITIAL), (self.outside, OUTSIDE_INITIAL)):
+            for rel, text in files.items():
+                (top / rel).parent.mkdir(parents=True, exist_ok=True)
+                (top / rel).write_bytes(text.encode())
+        self.model = snapshot(self.root, skip=".sleuth")
+        self.outside_model = snapshot(self.outside)
+        self.log: list[str] = []
+        self.forged: set[str] = set()  # rewritten keeping size, inode and mtime
+        self.fifos: dict[str, bytes] = {}
+        self.fault: Fault | None = None
+        self.fault_calls: Counter[str] = Counter()
+        self.fault_done = False
+        self.fault_point = ""
+        self.edit_paths: list[str] = []
+        self.verified: dict[str, Entry | None] = {}
+        self.moved: dict[str, str] = {}
+        self.hook_error: BaseException | None = None
+        self.wb = Workbench(self.root, watch=self.watch)
+        if self.watch:
+            _wait_for_watcher(self.wb, self.root)
+        self.wb.workspace.fault_hook = self._hook
+
+    def teardown(self) -> None:
+        try:
+            self.wb.workspace.fault_hook = None
+            self.wb.close()
+        finally:
+            shutil.rmtree(self.base, ignore_errors=True)
+
+    # -- accounting ------------------------------------------------------------------------
+
+    def _step(self, text: str) -> None:
+        self.report.steps += 1
+        self.report.rules[text.split(" ", 1)[0]] += 1
+        self.log.append(text)
+        del self.log[:-60]
+
+    def note(self, text: str) -> None:
+        self.log.append("    " + text)
+        del self.log[:-60]
+
+    def violate(self, kind: str, detail: str) -> None:
+        self.report.violations[kind] += 1
+        message = f"[{kind}] {detail}\nsteps of this example (latest last):\n" + "\n".join(
+            "  " + line for line in self.log
+        )
+        self.report.first.setdefault(kind, message)
+        if self.report.strict:
+            raise SafetyViolation(message)
+
+    def _call(
+        self,
+        what: str,
+        fn: Callable[[], Any],
+        allowed: frozenset[str],
+        refused: str = "inv4-error-code",
+    ) -> tuple[Any, str | None]:
+        """(answer JSON, None) or (None, error code); a code outside ``allowed`` is a
+        violation of kind ``refused``, ``internal`` and foreign exceptions always (inv4)."""
+        self.hook_error = None
+        try:
+            with deadline(self.report.timeout):
+                answer = fn()
+        except StepTimeout:
+            self.report.hangs += 1
+            self._check_hook()
+            self.violate("inv4-hang", f"{what} did not return within {self.report.timeout} s")
+            return None, "hang"
+        except SleuthError as exc:
+            self._check_hook()
+            data = exc.to_json()
+            self.check_marker(what, data)
+            self.note(f"-> {exc.code}: {exc.message[:160]}")
+            if exc.code not in allowed:
+                self.violate(
+                    refused if exc.code != "internal" else "inv4-internal",
+                    f"{what} raised {exc.code}: {exc.message}",
+                )
+            return None, exc.code
+        except Exception as exc:  # noqa: BLE001 - any foreign exception is the finding
+            self._check_hook()
+            self.violate(
+                "inv4-foreign-exception",
+                f"{what} raised {type(exc).__name__}: {exc}\n{traceback.format_exc()}",
+            )
+            return None, type(exc).__name__
+        self._check_hook()
+        data = answer.to_json()
+        self.check_marker(what, data, strip_query=MARKER in what)
+        return data, None
+
+    def _check_hook(self) -> None:
+        if self.hook_error is not None:
+            error, self.hook_error = self.hook_error, None
+            raise RuntimeError("the harness's fault hook failed") from error
+
+    def check_marker(self, what: str, data: dict[str, Any], strip_query: bool = False) -> None:
+        doc = {k: v for k, v in data.items() if not (strip_query and k in ("query", "source"))}
+        text = json.dumps(doc, ensure_ascii=False)
+        for marker, kind in ((MARKER, "inv2-marker-leaked"), (OUTSIDE_MARKER, "inv1-outside-read")):
+            if marker in text:
+                at = text.index(marker)
+                self.violate(
+                    kind, f"{what} answered {marker!r}: …{text[max(0, at - 200) : at + 80]}…"
+                )
+
+    # -- the model -------------------------------------------------------------------------
+
+    def candidates(self) -> list[str]:
+        """The files a write or a target may name: the model's files, and the usual names."""
+        have = [r for r, e in self.model.items() if e[0] == "file" and r not in (SECRET, CONFIG)]
+        return sorted(set(have) | set(FILES))
+
+    def pick(self, index: int) -> str:
+        names = self.candidates()
+        return names[index % len(names)]
+
+    def set_file(self, rel: str, data: bytes | None) -> None:
+        if data is None:
+            self.model.pop(rel, None)
+        else:
+            self.model[rel] = ("file", data)
+        self.forged.discard(rel)
+
+    def check_outside(self) -> None:
+        now = snapshot(self.outside)
+        if now != self.outside_model:
+            diff = [
+                f"{r}: {describe(self.outside_model.get(r))} -> {describe(now.get(r))}"
+                for r in sorted(set(now) | set(self.outside_model))
+                if now.get(r) != self.outside_model.get(r)
+            ]
+            self.violate("inv1-outside-changed", "the outside folder changed: " + "; ".join(diff))
+            self.outside_model = now
+
+    def check_tree(self, expected: Tree, why: str) -> None:
+        """The workspace holds exactly ``expected`` (inv2 for the denied file, else inv3)."""
+        actual = snapshot(self.root, skip=".sleuth")
+        for rel in sorted(set(actual) | set(expected)):
+            a, e = actual.get(rel), expected.get(rel)
+            if a == e:
+                continue
+            kind = "inv2-denied-changed" if rel == SECRET else "inv3-file"
+            self.violate(kind, f"{why}: {rel} holds {describe(a)}, expected {describe(e)}")
+        self.model = actual
+        self.check_outside()
+        for rel, entry in sorted(actual.items()):
+            if entry[0] == "file" and len(entry[1]) > MAX_FILE and rel not in (SECRET, CONFIG):
+                cut = entry[1].rfind(b"\n", 0, MAX_FILE // 4) + 1
+                os.truncate(self.root / rel, cut)
+                self.set_file(rel, entry[1][:cut])
+                self.note(f"harness cut {rel} back to {cut} bytes")
+
+    # -- outside writes (the harness's own) --------------------------------------------------
+
+    def do_write(self, action: str, rel: str, content: str) -> None:
+        """One outside write; the model follows. Only regular files are written in place."""
+        full = self.root / rel
+        data = data_of(self.model.get(rel))
+        new = content.encode()
+        if action in ("truncate", "delete", "backdate", "keep_stat") and data is None:
+            return
+        if action in ("rewrite", "append", "rename_over") and data is None:
+            if (
+                self.model.get(rel) is not None
+                or not full.parent.is_dir()
+                or self.model.get(str(Path(rel).parent), ("dir",))[0] != "dir"
+            ):
+                return
+            action = "rename_over"  # (re)create a missing file
+        if action == "rewrite":
+            assert data is not None
+            with open(full, "r+b") as fh:
+                fh.write(new)
+                fh.truncate()
+            self.set_file(rel, new)
+        elif action == "rename_over":
+            temp = full.parent / ".harness-tmp"
+            temp.write_bytes(new)
+            os.replace(temp, full)
+            self.set_file(rel, new)
+        elif action == "truncate":
+            assert data is not None
+            os.truncate(full, len(data) // 2)
+            self.set_file(rel, data[: len(data) // 2])
+        elif action == "append":
+            assert data is not None
+            with open(full, "ab") as fh:
+                fh.write(new)
+            self.set_file(rel, data + new)
+        elif action == "delete":
+            os.unlink(full)
+            self.set_file(rel, None)
+        elif action == "backdate":
+            past = time.time_ns() - 60_000_000_000
+            os.utime(full, ns=(past, past))
+        elif action == "keep_stat":
+            assert data is not None
+            self._rewrite_keeping_stat(rel, data)
+        elif action == "swap_dir":
+            self.swap_dir_now(mirror=bool(len(content) % 2))
+        elif action == "fifo":
+            self.fifo_now(rel)
+
+    def _rewrite_keeping_stat(self, rel: str, data: bytes) -> None:
+        """Same size, same inode, same mtime, other bytes: a stat signature cannot tell."""
+        new = data
+        for a, b in (("Alpha", "Delta"), ("Bravo", "Alpha"), ("Delta", "Bravo")):
+            if a.encode() in data:
+                new = data.replace(a.encode(), b.encode(), 1)
+                break
+        if new == data:
+            return
+        full = self.root / rel
+        st_ = os.stat(full)
+        with open(full, "r+b") as fh:
+            fh.write(new)
+        os.utime(full, ns=(st_.st_atime_ns, st_.st_mtime_ns))
+        self.model[rel] = ("file", new)
+        self.forged.add(rel)
+
+    def swap_dir_now(self, *, mirror: bool) -> bool:
+        """``mv sub sub.orig; ln -s ../outside sub`` (optionally copying sub's files outside)."""
+        if self.model.get(SUB) != ("dir", None) or ORIG in self.model:
+            return False
+        os.rename(self.root / SUB, self.root / ORIG)
+        if mirror:
+            for name in sorted(os.listdir(self.root / ORIG)):
+                data = data_of(self.model.get(f"{SUB}/{name}"))
+                if data is not None:
+                    (self.outside / name).write_bytes(data)
+            self.outside_model = snapshot(self.outside)
+        os.symlink(LINK_TARGET, self.root / SUB)
+        for rel in sorted(r for r in self.model if r == SUB or r.startswith(SUB + "/")):
+            self.model[ORIG + rel[len(SUB) :]] = self.model.pop(rel)
+            if rel in self.forged:
+                self.forged.discard(rel)
+                self.forged.add(ORIG + rel[len(SUB) :])
+        self.model[SUB] = ("link", LINK_TARGET)
+        self.moved[SUB + "/"] = ORIG + "/"
+        return True
+
+    def fifo_now(self, rel: str) -> bool:
+        data = data_of(self.model.get(rel))
+        if data is None or rel in (SECRET, CONFIG):
+            return False
+        os.unlink(self.root / rel)
+        os.mkfifo(self.root / rel)
+        self.fifos[rel] = data
+        self.model[rel] = ("fifo", None)
+        self.forged.discard(rel)
+        return True
+
+    # -- the fault hook --------------------------------------------------------------------
+
+    def _hook(self, point: str, rel: str) -> None:
+        try:
+            self.report.hook_calls[point] += 1
+            if point == "verified" and rel not in self.verified:
+                self.verified[rel] = read_entry(self.root, rel)
+            fault = self.fault
+            if fault is None or self.fault_done or fault.point != point:
+                return
+            nth = self.fault_calls[point]
+            self.fault_calls[point] += 1
+            if nth != fault.nth:
+                return
+            self.fault_done = True
+            self.fault_point = point
+            if fault.target >= 0:
+                target = self.pick(fault.target)
+            else:
+                target = rel or (self.edit_paths[0] if self.edit_paths else self.pick(0))
+            self.report.faults[f"{point}:{fault.action}"] += 1
+            self.note(f"fault at {point}({rel!r}): {fault.action} {target}")
+            self.do_write(fault.action, target, fault.content)
+        except BaseException as exc:  # noqa: BLE001 - reported after the sleuth call returns
+            self.hook_error = exc
+
+    # -- searches ----------------------------------------------------------------------------
+
+    def _search(self, query: str, scope: str) -> SearchRecord | None:
+        self.note(f"search {query!r} path={scope}")
+        real = scope == "/" or self.model.get(scope, ("",))[0] in ("dir", "file")
+        answer, _ = self._call(
+            f"search {query!r} path={scope}",
+            lambda: self.wb.search(query, path=scope, limit=500),
+            frozenset() if real else SCOPE_CODES,
+            "inv5-search-refused",
+        )
+        if answer is None:
+            return None
+        for _ in range(20):  # every page: the workspace is kept small, so one page usually
+            if answer.get("next_cursor") is None:
+                break
+            more, _ = self._call(
+                f"search {query!r} path={scope} cursor",
+                functools.partial(
+                    self.wb.search, query, path=scope, limit=500, cursor=answer["next_cursor"]
+                ),
+                frozenset(),
+                "inv5-search-refused",
+            )
+            if more is None:
+                return None
+            answer = {**more, "matches": answer["matches"] + more["matches"]}
+        pattern = _pattern(query)
+        files = searchable(self.model, scope)
+        got = [(m["path"], m["start_byte"], m["end_byte"]) for m in answer["matches"]]
+        self.check_found(f"search {query!r} path={scope}", got, files, pattern, answer["complete"])
+        self.note(f"-> {answer['result']}: {len(got)} matches, complete={answer['complete']}")
+        seen = dict(files)
+        for path in {g[0] for g in got} - set(files):
+            # an answer from a file the search must not have read (already a violation): what
+            # it saw there is what the path led to, symlinks followed
+            with contextlib.suppress(OSError):
+                seen[path] = _read_regular_following(str(self.root / path))
+        return SearchRecord(answer["result"], query, scope, pattern, seen, got, answer["complete"])
+
+    def check_found(
+        self,
+        what: str,
+        got: list[tuple[str, int, int]],
+        files: dict[str, bytes],
+        pattern: re.Pattern[bytes],
+        complete: bool,
+    ) -> None:
+        for path in sorted({g[0] for g in got}):
+            if path == SECRET or path.startswith("cfg/") or path in ("leak.txt", "cfg"):
+                self.violate("inv2-cloak-bypassed", f"{what} answered a match in {path}")
+            elif path.startswith(SUB + "/") and self.model.get(SUB, ("",))[0] == "link":
+                # (text read from the outside folder would also carry its marker: inv1)
+                self.violate(
+                    "inv5-search-stale",
+                    f"{what} answered a match in {path}, a path through the symlinked folder "
+                    "sub -> ../outside",
+                )
+            elif path not in files:
+                self.violate(
+                    "inv5-search-stale",
+                    f"{what} answered a match in {path}, which is {describe(self.model.get(path))}",
+                )
+        want = {
+            (p, m.start(), m.end())
+            for p, data in files.items()
+            if p not in self.forged
+            for m in pattern.finditer(data)
+        }
+        have = {g for g in got if g[0] not in self.forged and g[0] in files}
+        missing, extra = sorted(want - have), sorted(have - want)
+        if extra or (complete and missing):
+            self.violate(
+                "inv5-search-stale",
+                f"{what} (complete={complete}) missed {missing} and added {extra}; the "
+                f"files: { {p: files[p] for p in sorted({x[0] for x in missing + extra})} }",
+            )
+
+    @rule(target=searches, tok=TOKEN, scope=st.sampled_from(SCOPES))
+    def search_literal(self, tok: str, scope: str) -> Any:
+        self._step(f"search_literal {tok} {scope}")
+        rec = self._search(tok, scope)
+        self.check_tree(dict(self.model), "after a search")
+        return rec or self.no_search()
+
+    @rule(target=searches, toks=st.lists(TOKEN, min_size=2, max_size=2, unique=True))
+    def search_regex(self, toks: list[str]) -> Any:
+        self._step(f"search_regex {'|'.join(toks)}")
+        rec = self._search("regex:" + "|".join(toks), "/")
+        self.check_tree(dict(self.model), "after a search")
+        return rec or self.no_search()
+
+    @rule(target=searches, kind=st.sampled_from(PROBES), tok=TOKEN)
+    def probe_cloak(self, kind: str, tok: str) -> Any:
+        """Searches and reads aimed at the denied file, directly and through aliases."""
+        self._step(f"probe_cloak {kind} {tok}")
+        rec = None
+        searches = {
+            "search-marker": (MARKER, "/"),
+            "search-hunter": ("hunter", "/"),
+            "regex-marker": ("regex:hunt.r2", "/"),
+            "search-cfg": (tok, "cfg"),
+            "search-cfg-file": (tok, "cfg/secret.py"),
+            "search-config": (tok, "config"),
+            "search-leak": (tok, "leak.txt"),
+        }
+        if kind in searches:
+            query, scope = searches[kind]
+            rec = self._search(query, scope)
+        elif kind == "files-secret":
+            answer, _ = self._call(
+                "search files:secret",
+                lambda: self.wb.search("files:secret", limit=500),
+                frozenset(),
+            )
+            for m in (answer or {}).get("matches", []):
+                if m["path"] in (SECRET, "leak.txt") or m["path"].startswith("cfg/"):
+                    self.violate("inv2-cloak-bypassed", f"files:secret listed {m['path']}")
+        else:
+            target = {
+                "read-cfg-file": "cfg/secret.py",
+                "read-config-file": SECRET,
+                "read-leak": "leak.txt",
+                "read-cfg": "cfg",
+            }[kind]
+            answer, _ = self._call(f"read {target}", lambda: self.wb.read(target), SCOPE_CODES)
+            if answer is not None:
+                self.violate(
+                    "inv2-cloak-bypassed",
+                    f"read {target} answered {[r['path'] for r in answer['ranges']]}",
+                )
+        self.check_tree(dict(self.model), "after a probe")
+        # an answer with matches is a leak already reported; edits through it must fail too
+        return rec if rec is not None and rec.matches else self.no_search()
+
+    @rule(index=st.integers(0, 7))
+    def read_path(self, index: int) -> None:
+        rel = self.pick(index)
+        self._step(f"read_path {rel}")
+        entry = self.model.get(rel)
+        # a FIFO (or anything but a text file) is refused like a binary file: unsupported
+        allowed = frozenset() if entry is not None and entry[0] == "file" else READ_CODES
+        answer, code = self._call(
+            f"read {rel} ({describe(entry)})",
+            lambda: self.wb.read(rel),
+            allowed,
+            "inv5-read-refused",
+        )
+        data = data_of(entry)
+        if answer is not None and data is not None and rel not in self.forged:
+            text = data.decode("utf-8", "replace")
+            text = text[:-1] if text.endswith("\n") else text
+            got = "".join(r["text"] for r in answer["ranges"])
+            if got != text:
+                self.violate(
+                    "inv5-read-stale", f"read {rel} answered {got!r}, the file holds {data!r}"
+                )
+        elif answer is not None and data is None:
+            through = rel.startswith(SUB + "/") and self.model.get(SUB, ("",))[0] == "link"
+            self.violate(
+                "inv1-outside-read" if through else "inv5-read-stale",
+                f"read {rel} answered {answer['ranges']!r} although it is "
+                + ("reached through sub -> ../outside" if through else describe(entry)),
+            )
+        self.check_tree(dict(self.model), "after a read")
+
+    # -- edits -------------------------------------------------------------------------------
+
+    def _edit(
+        self,
+        op: str,
+        what: str,
+        run: Callable[[], Any],
+        fault: Fault | None,
+        paths: list[str],
+        expect: Callable[[bool, Tree, Verified], dict[str, bytes] | Refuse],
+        text: str | None = None,
+        copied: tuple[str, ...] = (),
+    ) -> EditRecord | None:
+        """``paths``: the files the edit names (a ``planned`` fault's default target);
+        ``copied``: the files a copy reads without writing them."""
+        """Run one edit with its fault and check the tree against the harness's expectation."""
+        start = dict(self.model)
+        self.fault, self.fault_done, self.fault_calls = fault, False, Counter()
+        self.fault_point = ""
+        self.edit_paths, self.verified, self.moved = paths, {}, {}
+        calls_before = sum(self.report.hook_calls.values())
+        self.note(f"{what}" + (f" with {fault}" if fault else ""))
+        try:
+            answer, code = self._call(what, run, ALLOWED_EDIT_CODES)
+        finally:
+            self.fault = None
+        hooked = sum(self.report.hook_calls.values()) > calls_before
+        self.report.edits["ok" if answer is not None else f"refused:{code}"] += 1
+        if answer is None:
+            self.check_tree(dict(self.model), f"{what} was refused ({code})")
+            return None
+
+        def verified(path: str) -> bytes | None:
+            if path in self.verified:
+                return data_of(self.verified[path])
+            return data_of(start.get(path))
+
+        outcome = expect(bool(answer.get("refreshed")), start, verified)
+        if isinstance(outcome, Refuse):
+            self.violate(
+                f"inv3-should-refuse:{outcome.tag}", f"{what} succeeded, but {outcome.reason}"
+            )
+            self.resync()
+            return None
+        wanted = dict(self.model)
+        changed = {p: new for p, new in outcome.items() if new != verified(p)}
+        for path, new in changed.items():
+            if hooked and path not in self.verified:
+                self.violate(
+                    "inv3-unverified-write",
+                    f"{what}: {path} was to be written without a 'verified' call for it",
+                )
+            wanted[self._moved(path)] = ("file", new)
+        for path in copied if self.fault_point == "planned" else ():
+            # changed after the reference resolved and before the lock was taken
+            if path not in changed and self.model.get(path) != start.get(path):
+                self.violate(
+                    "inv3-copy-source-unverified",
+                    f"{what} pasted text from {path}, which changed before the commit",
+                )
+        if sorted(answer.get("changed") or []) != sorted(changed):
+            self.violate(
+                "inv5-edit-answer",
+                f"{what} says it changed {answer.get('changed')}, the model {sorted(changed)}",
+            )
+        if text is not None and op in ("replace", "insert"):
+            texts = {r["text"] for r in answer["ranges"]}
+            if texts - {text}:
+                self.violate("inv5-edit-answer", f"{what} selects {texts}, it wrote {text!r}")
+        self.check_tree(wanted, f"after {what}")
+        ranges = [(r["path"], r["start_byte"], r["end_byte"]) for r in answer["ranges"]]
+        return EditRecord(
+            answer["result"],
+            op,
+            {p: (verified(p) or b"", new) for p, new in changed.items()},
+            ranges,
+        )
+
+    def resync(self) -> None:
+        """After a violation in collecting mode: the denied file and the outside folder are
+        still checked, then the model becomes what is on disk."""
+        actual = snapshot(self.root, skip=".sleuth")
+        if actual.get(SECRET) != self.model.get(SECRET):
+            self.violate("inv2-denied-changed", f"{SECRET} holds {describe(actual.get(SECRET))}")
+        self.model = actual
+        self.check_outside()
+
+    # Bundles get a record from every search and edit, a placeholder (no result) when there is
+    # none, so that what hypothesis can draw never depends on sleuth's answers (it replays a
+    # sequence and insists it draws the same way).
+
+    def no_search(self) -> SearchRecord:
+        return SearchRecord("", "", "/", re.compile(b"x"), {}, [], False)
+
+    def no_edit(self, op: str) -> EditRecord:
+        return EditRecord("", op, {}, [])
+
+    def _moved(self, path: str) -> str:
+        for old, new in self.moved.items():
+            if path.startswith(old):
+                return new + path[len(old) :]
+        return path
+
+    def _fresh(self, rec: SearchRecord, refresh: bool) -> SearchRecord | None:
+        """With ``refresh``, the same search again right now (the edit follows at once)."""
+        return self._search(rec.query, rec.scope) if refresh and rec.result else rec
+
+    def _simple(
+        self,
+        op: str,
+        rec: SearchRecord,
+        sel: tuple[str, int | None],
+        fault: Fault | None,
+        refresh: bool,
+        text: str = "",
+        where: str = "before",
+    ) -> Any:
+        self._step(f"{op} {rec!r} {sel} refresh={refresh}")
+        fresh = self._fresh(rec, refresh)
+        if fresh is None or not fresh.result:
+            self.check_tree(dict(self.model), "after a search")
+            return self.no_edit(op)
+        s = Selected(fresh, *sel)
+        calls = {
+            "replace": lambda: self.wb.replace(s.ref, text),
+            "insert": lambda: self.wb.insert(s.ref, text, where=cast(Where, where)),
+            "delete": lambda: self.wb.delete(s.ref),
+        }
+        what = f"{op}({s.ref}{', ' + repr(text) if op != 'delete' else ''}" + (
+            f", {where})" if op == "insert" else ")"
+        )
+        out = self._edit(
+            op,
+            what,
+            calls[op],
+            fault,
+            s.paths(False, self.model),
+            lambda refreshed, start, verified: expect_simple(
+                op, s, refreshed, start, verified, text.encode(), where
+            ),
+            text=text if op != "delete" else "",
+        )
+        return out or self.no_edit(op)
+
+    @rule(target=edits, rec=searches, sel=SELECTION, text=TEXT, fault=FAULT, refresh=st.booleans())
+    def replace(
+        self,
+        rec: SearchRecord,
+        sel: tuple[str, int | None],
+        text: str,
+        fault: Fault | None,
+        refresh: bool,
+    ) -> Any:
+        return self._simple("replace", rec, sel, fault, refresh, text)
+
+    @rule(
+        target=edits,
+        rec=searches,
+        sel=SELECTION,
+        text=TEXT,
+        where=st.sampled_from(("before", "after")),
+        fault=FAULT,
+        refresh=st.booleans(),
+    )
+    def insert(
+        self,
+        rec: SearchRecord,
+        sel: tuple[str, int | None],
+        text: str,
+        where: str,
+        fault: Fault | None,
+        refresh: bool,
+    ) -> Any:
+        return self._simple("insert", rec, sel, fault, refresh, text, where)
+
+    @rule(target=edits, rec=searches, sel=SELECTION, fault=FAULT, refresh=st.booleans())
+    def delete(
+        self, rec: SearchRecord, sel: tuple[str, int | None], fault: Fault | None, refresh: bool
+    ) -> Any:
+        return self._simple("delete", rec, sel, fault, refresh)
+
+    def _copy(
+        self,
+        move: bool,
+        rec: SearchRecord,
+        sel: tuple[str, int | None],
+        index: int,
+        line: int,
+        fault: Fault | None,
+        refresh: bool,
+    ) -> Any:
+        op = "move" if move else "copy"
+        target = self.pick(index) if index >= 0 else ("cfg/secret.py", SECRET)[index % 2]
+        self._step(f"{op} {rec!r} {sel} to {target}:{line} refresh={refresh}")
+        fresh = self._fresh(rec, refresh)
+        if fresh is None or not fresh.result:
+            self.check_tree(dict(self.model), "after a search")
+            return self.no_edit(op)
+        s = Selected(fresh, *sel)
+        to = f"{target}:{line}"
+        sources = s.paths(False, self.model)
+        run = (lambda: self.wb.move(s.ref, to=to)) if move else (lambda: self.wb.copy(s.ref, to=to))
+        out = self._edit(
+            op,
+            f"{op}({s.ref}, to={to})",
+            run,
+            fault,
+            [target, *sources],
+            lambda refreshed, start, verified: expect_copy(
+                s, move, target, line, refreshed, start, verified
+            ),
+            copied=() if move else tuple(p for p in sources if p != target),
+        )
+        return out or self.no_edit(op)
+
+    @rule(
+        target=edits,
+        rec=searches,
+        sel=SELECTION,
+        index=st.integers(-2, 7),
+        line=st.integers(1, 5),
+        fault=FAULT,
+        refresh=st.booleans(),
+    )
+    def copy(
+        self,
+        rec: SearchRecord,
+        sel: tuple[str, int | None],
+        index: int,
+        line: int,
+        fault: Fault | None,
+        refresh: bool,
+    ) -> Any:
+        return self._copy(False, rec, sel, index, line, fault, refresh)
+
+    @rule(
+        target=edits,
+        rec=searches,
+        sel=SELECTION,
+        index=st.integers(-2, 7),
+        line=st.integers(1, 5),
+        fault=FAULT,
+        refresh=st.booleans(),
+    )
+    def move(
+        self,
+        rec: SearchRecord,
+        sel: tuple[str, int | None],
+        index: int,
+        line: int,
+        fault: Fault | None,
+        refresh: bool,
+    ) -> Any:
+        return self._copy(True, rec, sel, index, line, fault, refresh)
+
+    @rule(target=edits, rec=edits, text=TEXT, fault=FAULT)
+    def replace_result(self, rec: EditRecord, text: str, fault: Fault | None) -> Any:
+        """A further edit through an edit's own ``RESULT#`` (it selects the text it wrote)."""
+        self._step(f"replace_result {rec!r}")
+
+        def expect(refreshed: bool, start: Tree, verified: Verified) -> dict[str, bytes] | Refuse:
+            out: dict[str, bytes] = {}
+            for path in sorted({p for p, _, _ in rec.ranges}):
+                data = verified(path)
+                after = rec.files.get(path, (b"", None))[1]
+                if data is None or data != after:
+                    return Refuse(
+                        "changed-since", f"{path} no longer holds what {rec.result} wrote"
+                    )
+                # identical ranges (a delete's empty positions that met) are one range
+                spans = sorted({(s, e) for p, s, e in rec.ranges if p == path})
+                sps = [Sp(s, e, text.encode()) for s, e in spans]
+                new = apply_splices(data, sps)
+                if new is None:
+                    return Refuse("overlap", f"overlapping ranges in {path}")
+                out[path] = new
+            if all(out[p] == verified(p) for p in out):
+                return Refuse("changes-nothing", "the edit changes nothing")
+            return out
+
+        if not rec.result:
+            self.check_tree(dict(self.model), "after nothing")
+            return self.no_edit("replace")
+        out = self._edit(
+            "replace",
+            f"replace({rec.result}, {text!r})",
+            lambda: self.wb.replace(rec.result, text),
+            fault,
+            sorted({p for p, _, _ in rec.ranges}),
+            expect,
+            text=text,
+        )
+        return out or self.no_edit("replace")
+
+    @rule(rec=edits, fault=FAULT)
+    def undo(self, rec: EditRecord, fault: Fault | None) -> None:
+        self._step(f"undo {rec!r}")
+        if not rec.result:
+            self.check_tree(dict(self.model), "after nothing")
+            return
+        out = self._edit(
+            "undo",
+            f"undo({rec.result})",
+            lambda: self.wb.undo(rec.result),
+            fault,
+            sorted(rec.files),
+            lambda refreshed, start, verified: expect_undo(rec, verified),
+        )
+        if out is not None:
+            rec.undone = True
+
+    # -- outside writes and swaps --------------------------------------------------------------
+
+    @rule(action=st.sampled_from(WRITE_ACTIONS), index=st.integers(0, 7), content=CONTENT)
+    def outside_write(self, action: str, index: int, content: str) -> None:
+        rel = self.pick(index)
+        self._step(f"outside_write {action} {rel} {content!r}")
+        self.do_write(action, rel, content)
+        self.check_tree(dict(self.model), f"after the harness's {action} of {rel}")
+
+    # No rule has a precondition: the state they would test follows faults that fire only when
+    # an edit gets that far, and hypothesis insists that a replayed sequence draws the same way.
+    # A rule that does not apply is a no-op step instead.
+
+    @rule(kind=st.sampled_from(SWAPS), index=st.integers(0, 7))
+    def swap(self, kind: str, index: int) -> None:
+        """Swap ``sub`` for a symlink to the outside folder (``mv sub sub.orig; ln -s ../outside
+        sub``, the outside folder first made to mirror ``sub`` for ``dir-mirror``) or back; a
+        file for a FIFO (``rm f; mkfifo f``) or every FIFO back; make or remove an alias of the
+        denied file (``ln -s config cfg``, ``ln -s config/secret.py leak.txt``)."""
+        if kind.startswith("dir"):
+            self._step(f"swap {kind}")
+            if self.swap_dir_now(mirror=kind == "dir-mirror"):
+                self.moved = {}
+            elif self.model.get(SUB) == ("link", LINK_TARGET) and self.model.get(ORIG) == (
+                "dir",
+                None,
+            ):
+                os.unlink(self.root / SUB)
+                os.rename(self.root / ORIG, self.root / SUB)
+                for rel in sorted(r for r in self.model if r == ORIG or r.startswith(ORIG + "/")):
+                    self.model[SUB + rel[len(ORIG) :]] = self.model.pop(rel)
+                    if rel in self.forged:
+                        self.forged.discard(rel)
+                        self.forged.add(SUB + rel[len(ORIG) :])
+        elif kind == "fifo" and self.fifos and index % 2:
+            self._step(f"swap fifo back {sorted(self.fifos)}")
+            for rel, data in sorted(self.fifos.items()):
+                if self.model.get(rel) == ("fifo", None):
+                    os.unlink(self.root / rel)
+                    (self.root / rel).write_bytes(data)
+                    self.set_file(rel, data)
+            self.fifos.clear()
+        elif kind == "fifo":
+            rel = self.pick(index)
+            self._step(f"swap fifo {rel}")
+            self.fifo_now(rel)
+        else:
+            alias = "cfg" if kind == "alias-cfg" else "leak.txt"
+            self._step(f"swap {kind}")
+            if alias in self.model:
+                os.unlink(self.root / alias)
+                del self.model[alias]
+            else:
+                os.symlink("config" if alias == "cfg" else SECRET, self.root / alias)
+                self.model[alias] = ("link", "config" if alias == "cfg" else SECRET)
+        self.check_tree(dict(self.model), f"after the swap {kind}")
+
+
+def safety_machine(report: Report, *, watch: bool) -> type[SafetyMachine]:
+    """A ``SafetyMachine`` class bound to ``report``, on a workbench with or without a watcher."""
+    name = "SafetyMachineWatch" if watch else "SafetyMachineCold"
+    return type(name, (SafetyMachine,), {"report": report, "watch": watch})

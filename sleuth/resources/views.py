@@ -227,7 +227,7 @@ class Views:
             for sub in picked:
                 ranges.extend(self._resolver.resolve(sub).ranges)
         else:
-            self._check_count(parsed)
+            # not _check_count: keeping a few ranges is how a too-large RESULT# is narrowed
             sel = self._resolver.resolve(ref)
             for i in dict.fromkeys(items):
                 if i > len(sel.ranges):

@@ -87,3 +87,26 @@ def test_surrogates_in_read_and_select_are_invalid_query(make_workspace: MakeWor
             wb.search("hit", path="\ud800")
         with pytest.raises(InvalidQuery, match="^exclude is not valid"):
             wb.search("hit", exclude=["ok", "b\udfffad"])
+
+
+def test_a_result_over_the_cap_is_refused_but_its_ranges_can_be_selected(
+    make_workspace: MakeWorkspace,
+) -> None:
+    from sleuth.resources.selection import Range, Selection
+
+    root = make_workspace(_hits(1, MAX_READ_RANGES + 1))
+    with Workbench(root, build_index=False) as wb:
+        ft = wb.workspace.read("src/f00.py")
+        assert ft is not None
+        ranges = [
+            Range("src/f00.py", *ft.line_span(n), n, n, ft.stamp)
+            for n in range(1, MAX_READ_RANGES + 2)
+        ]
+        # registered as an edit registers its result: with no cap of its own
+        big = wb._views.register(Selection("test", ranges, ""), "edit", {}, None).result
+        with pytest.raises(InvalidQuery) as err:
+            wb.read(big)
+        assert f"{MAX_READ_RANGES + 1} ranges" in err.value.message
+        assert f"select {big} 1 2 3" in err.value.message
+        picked = wb.select(big, [2, MAX_READ_RANGES + 1]).to_json()
+    assert [r["line"] for r in picked["ranges"]] == [2, MAX_READ_RANGES + 1]

@@ -76,12 +76,12 @@ from tests.e2e.fuzz_helpers import (
 
 API_QUERIES = 10_000
 API_FORGED = 5_000
-STALE_CYCLES = 84  # 12 of each mutation
+STALE_CYCLES = 56  # 8 of each mutation
 SYMBOL_CALLS = 150
-MCP_QUERIES = 1_000
-MCP_FORGED = 500
+MCP_QUERIES = 700
+MCP_FORGED = 300  # with the queries: 1,000 calls through the official client
 HYPOTHESIS_EXAMPLES = 300
-RAW_FUZZED = 200
+RAW_FUZZED = 100
 SEED = 15_004
 BATCH = 50  # queries generated (and real references fed back) per batch
 READ_KEYS = {"result", "source", "refreshed", "complete", "ranges"}

@@ -34,7 +34,7 @@ from tests.e2e.safety_model import Report, safety_machine, settled_watchers
 MIN_STEPS = 20_000
 """Steps both machines run together in CI (each gets half, by its example count)."""
 
-EXAMPLES = 55
+EXAMPLES = 66
 STEPS_PER_EXAMPLE = 200
 PLANTED_EXAMPLES = 10
 STALE_WRITES = {

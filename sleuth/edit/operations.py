@@ -33,6 +33,7 @@ from sleuth.errors import (
     StaleReference,
     UnsafeSelection,
 )
+from sleuth.query.request import check_text
 from sleuth.resources.refs import looks_like_ref, parse_ref
 from sleuth.resources.selection import Range, Resolver, Selection
 from sleuth.resources.views import ReadResult, Views
@@ -40,7 +41,7 @@ from sleuth.workspace import FileText, Workspace, encoding_of, stamp_bytes
 from sleuth.workspace.rooted import read_regular, write_file
 from sleuth.workspace.workspace import state_subdir
 
-__all__ = ["Editor", "MAX_EDIT_TEXT", "Splice", "splice", "unified_diff"]
+__all__ = ["Editor", "MAX_EDIT_TEXT", "Splice", "splice", "unified_diff", "text_arg"]
 
 MAX_EDIT_TEXT = 16 * 1024 * 1024
 _TARGET = re.compile(r"(?P<path>.+):(?P<line>[1-9][0-9]*)")
@@ -70,6 +71,15 @@ def _encode(text: str, ft: FileText) -> bytes:
     if _crlf(ft.data):
         text = text.replace("\n", "\r\n")
     return text.encode("utf-8")
+
+
+def text_arg(value: object, name: str) -> str:
+    """``value`` when it is a string of valid Unicode, else ``invalid_query`` naming ``name``."""
+    if not isinstance(value, str):
+        raise InvalidQuery(
+            f"{name} must be a string, got {type(value).__name__}", details={"argument": name}
+        )
+    return check_text(value, name)
 
 
 def _check_text(text: object) -> str:
@@ -103,7 +113,8 @@ class Editor:
     # -- selections -------------------------------------------------------------------------
 
     def _selection(self, ref: str) -> Selection:
-        if not isinstance(ref, str) or not looks_like_ref(ref):
+        ref = text_arg(ref, "ref")
+        if not looks_like_ref(ref):
             raise InvalidQuery(
                 f"edits go through references: pass a SEARCH#… or RESULT#… reference, not {ref!r}"
             )
@@ -134,6 +145,7 @@ class Editor:
 
     def _target(self, to: str) -> tuple[str, int, FileText, bool]:
         """(path, byte offset, content, at a line start) of a copy/move target."""
+        to = text_arg(to, "to")
         if looks_like_ref(to):
             sel = self._resolver.resolve(to)
             if len(sel.ranges) != 1:
@@ -328,7 +340,7 @@ class Editor:
             raise NotFound(f"the undo data of {result_id} is unreadable; it cannot be undone") from None
 
     def undo(self, result_id: str) -> ReadResult:
-        parsed = parse_ref(result_id)
+        parsed = parse_ref(text_arg(result_id, "result"))
         if parsed.kind != "result":
             raise InvalidQuery(f"undo takes the RESULT# an edit answered, got {result_id}")
         folder = self._undo_dir(parsed.result_id)

@@ -46,7 +46,7 @@ from tree_sitter import Node
 
 from sleuth.ast_search import language_for_path, parse
 from sleuth.edit.journal import FileChange, commit
-from sleuth.edit.operations import Editor, Splice, splice, unified_diff
+from sleuth.edit.operations import Editor, Splice, splice, text_arg, unified_diff
 from sleuth.errors import Conflict, InvalidQuery, NotFound, SleuthError, Unsupported
 from sleuth.resources.refs import looks_like_ref
 from sleuth.resources.selection import Range, Resolver, Selection
@@ -71,6 +71,9 @@ _FUNCTION_WORDS = ("function", "method", "lambda", "closure", "arrow", "func_lit
 
 def split_rename(ref: str, new_name: str | None) -> tuple[str, str]:
     """``(ref, new_name)`` from ``rename(ref, new)`` or the ``REF#NEW_NAME`` form."""
+    ref = text_arg(ref, "ref")
+    if new_name is not None:
+        new_name = text_arg(new_name, "new_name")
     if new_name is None:
         head, sep, tail = ref.rpartition("#")
         if not sep or not looks_like_ref(head):

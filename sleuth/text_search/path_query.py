@@ -227,7 +227,18 @@ def _compiled(pq: PathQuery) -> Callable[[str], object]:
         _fuzzy(pq)
         return bool
     flags = 0 if pq.case_sensitive else re.IGNORECASE
-    return re.compile(glob_to_regex(pq.text), flags | re.DOTALL).fullmatch
+    return _glob_regex(pq.text, glob_to_regex(pq.text), flags).fullmatch
+
+
+def _glob_regex(glob: str, rx: str, flags: int) -> re.Pattern[str]:
+    """``rx`` (translated from ``glob``) compiled; ``invalid_query`` for a bad class range."""
+    try:
+        return re.compile(rx, flags | re.DOTALL)
+    except re.error as exc:
+        raise InvalidQuery(
+            f"invalid glob {glob!r}: {exc.msg} (a class range runs low to high, e.g. [a-z])",
+            details={"glob": glob},
+        ) from None
 
 
 # --- fuzzy -------------------------------------------------------------------------------
@@ -245,7 +256,7 @@ def _fuzzy(pq: PathQuery) -> Callable[[str], float | None]:
         offset = pq.text.find(token, offset)
         if GLOB_CHARS & set(token):
             rx = glob_to_regex(token, offset)
-            filters.append(re.compile(rx, ci_flag | re.DOTALL).fullmatch)
+            filters.append(_glob_regex(token, rx, ci_flag).fullmatch)
         elif token.endswith("/") and token.strip("/"):
             folder = re.escape(token.strip("/"))
             filters.append(re.compile(f"(?:^|.*/){folder}/", ci_flag | re.DOTALL).match)

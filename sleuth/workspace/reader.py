@@ -50,15 +50,14 @@ def stamp_bytes(data: bytes) -> str:
 
 def encoding_of(data: bytes) -> Encoding:
     """``utf-8-bom``, ``utf-8`` or ``binary-safe`` for ``data``."""
-    if data.startswith(_BOM):
-        return "utf-8-bom"
-    if data.isascii():
+    bom = data.startswith(_BOM)
+    if not bom and data.isascii():
         return "utf-8"
     try:
         data.decode("utf-8")
     except UnicodeDecodeError:
-        return "binary-safe"
-    return "utf-8"
+        return "binary-safe"  # a BOM before bytes that do not decode is no UTF-8 file either
+    return "utf-8-bom" if bom else "utf-8"
 
 
 class ContentCache:

@@ -131,3 +131,11 @@ def test_stamp_matches_read_and_errors(make_workspace: MakeWs) -> None:
     with pytest.raises(InvalidPath) as err:
         ws.stamp("d")
     assert "files only" in err.value.message
+
+
+def test_a_bom_before_bytes_that_do_not_decode_is_binary_safe() -> None:
+    from sleuth.workspace.reader import encoding_of
+
+    assert encoding_of(b"\xef\xbb\xbfok\n") == "utf-8-bom"
+    assert encoding_of(b"\xef\xbb\xbfbad \xff\n") == "binary-safe"
+    assert encoding_of(b"plain\n") == "utf-8"

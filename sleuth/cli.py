@@ -118,9 +118,11 @@ class Engine(Protocol):
 
     def undo(self, result: str) -> Result: ...
 
-    def rename(self, ref: str, new_name: str | None = None) -> Result: ...
+    def rename(self, ref: str, new_name: str | None = None, *, force: bool = False) -> Result: ...
 
     def doctor(self) -> list[dict[str, Any]]: ...
+
+    def recovered(self) -> list[dict[str, Any]]: ...
 
     def close(self) -> None: ...
 
@@ -513,9 +515,10 @@ class RenameRequest:
 
     ref: str
     new_name: str
+    force: bool = False
 
     @classmethod
-    def build(cls, ref: str, new_name: str | None = None) -> RenameRequest:
+    def build(cls, ref: str, new_name: str | None = None, force: bool = False) -> RenameRequest:
         """Validate (no I/O): ``REF#NEW`` is split, the new name must be an identifier."""
         from sleuth.edit.rename import split_rename  # late: --help stays instant
 
@@ -525,12 +528,17 @@ class RenameRequest:
         if new_name is not None:
             new_name = check_text(_non_empty(new_name, "rename needs the new name: rename REF NEW"),
                                   "new_name")
-        return cls(*split_rename(ref, new_name))
+        if not isinstance(force, bool):
+            raise InvalidQuery(f"force is true or false, got {force!r}")
+        return cls(*split_rename(ref, new_name), force=force)
 
 
 @dataclass(frozen=True)
 class DoctorRequest:
-    """``doctor``: which language servers run here, and how to install the missing ones."""
+    """``doctor``: which language servers run here, and how to install the missing ones;
+    with ``recover``, the interrupted edits recovery could not finish (docs/SAFETY.md)."""
+
+    recover: bool = False
 
 
 def _rename_arguments(parser: argparse.ArgumentParser) -> None:
@@ -538,25 +546,35 @@ def _rename_arguments(parser: argparse.ArgumentParser) -> None:
                         help="the symbol: a symbols: match (SEARCH#H:N:match); or REF#NEW")
     parser.add_argument("new_name", metavar="NEW", nargs="?", default=None,
                         help="the new name (or write REF#NEW)")
+    parser.add_argument("--force", action="store_true",
+                        help="rename even where the new name is already used (else conflict, "
+                             "exit 3)")
+
+
+def _doctor_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--recover", action="store_true",
+                        help="list interrupted edits that recovery left for you "
+                             "(.sleuth/recovered/), with each file and why")
 
 
 def _rename_request(ns: argparse.Namespace) -> RenameRequest:
-    return RenameRequest.build(ns.ref, ns.new_name)
+    return RenameRequest.build(ns.ref, ns.new_name, ns.force)
 
 
 def run_rename(engine: Engine, request: RenameRequest) -> dict[str, Any]:
     """Rename through the language server; the edit answer plus ``untouched`` (SPEC §7)."""
-    return engine.rename(request.ref, request.new_name).to_json()
+    return engine.rename(request.ref, request.new_name, force=request.force).to_json()
 
 
 def _doctor_request(ns: argparse.Namespace) -> DoctorRequest:
-    del ns
-    return DoctorRequest()
+    return DoctorRequest(recover=bool(ns.recover))
 
 
-def run_doctor(engine: Engine, request: DoctorRequest) -> list[dict[str, Any]]:
-    """One row per language: language, server, command, found, version, install."""
-    del request
+def run_doctor(engine: Engine, request: DoctorRequest) -> JsonAnswer:
+    """One row per language: language, server, command, found, version, install; with
+    ``recover``, ``{"recovered": [...]}`` (one report per journal left for the user)."""
+    if request.recover:
+        return {"recovered": engine.recovered()}
     return engine.doctor()
 
 
@@ -584,7 +602,7 @@ VERBS: dict[str, Verb] = {
         Verb("rename", "rename a symbol through its language server (REF NEW or REF#NEW)",
              _rename_arguments, _rename_request, run_rename, render.rename_human),
         Verb("doctor", "list the language servers: found, version, how to install",
-             _no_arguments, _doctor_request, run_doctor, render.doctor_human),
+             _doctor_arguments, _doctor_request, run_doctor, render.doctor_human),
     )
 }
 

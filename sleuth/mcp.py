@@ -313,12 +313,14 @@ class SleuthTools:
                                               "SEARCH#H:n:match (or REF#NEW_NAME)")],
         new_name: Annotated[str | None, Field(description="the new name (omit with "
                                                           "REF#NEW_NAME)")] = None,
+        force: Annotated[bool, Field(description="rename even where the new name is already "
+                                                 "used (otherwise conflict)")] = False,
     ) -> CallToolResult:
         """Rename a symbol through its language server (native rename, every file or none;
         unsupported without a server). Answers a RESULT# selecting every new name, a unified
         diff, and the text occurrences of the old name it did not change, for review."""
         return await self._answer(
-            lambda: RenameRequest.build(ref, new_name),
+            lambda: RenameRequest.build(ref, new_name, force),
             run_rename,
             render.rename_compact,
         )
@@ -328,7 +330,10 @@ class SleuthTools:
         a server symbols: answers are syntactic and rename is unsupported."""
         return await self._answer(
             DoctorRequest,
-            lambda engine, request: {"servers": run_doctor(engine, request)},
+            lambda engine, request: {
+                "servers": run_doctor(engine, request),
+                "recovered": engine.recovered(),
+            },
             render.doctor_compact,
         )
 

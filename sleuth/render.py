@@ -622,8 +622,11 @@ def _doctor_table(rows: Sequence[Json]) -> list[str]:
             for c in [list(DOCTOR_COLUMNS), *cells]]
 
 
-def doctor_human(rows: Sequence[Json]) -> Text:
-    """``sleuth doctor``: one row per language, missing servers in yellow, then a summary."""
+def doctor_human(rows: Sequence[Json] | Json) -> Text:
+    """``sleuth doctor``: one row per language, missing servers in yellow, then a summary
+    (``doctor --recover``: the interrupted edits left for the user)."""
+    if isinstance(rows, Mapping):
+        return _text(recovered_compact(rows))
     out = _text()
     table = _doctor_table(rows)
     out.append(table[0], style=STYLE_HEADER)
@@ -636,9 +639,26 @@ def doctor_human(rows: Sequence[Json]) -> Text:
 
 
 def doctor_compact(data: Json) -> str:
-    """The MCP text content of ``doctor`` (``{"servers": [...]}``): the same table."""
+    """The MCP text content of ``doctor`` (``{"servers": [...], "recovered": [...]}``)."""
     rows = [r for r in data.get("servers") or () if isinstance(r, Mapping)]
-    return "\n".join([*_doctor_table(rows), _doctor_summary(rows)])
+    lines = [*_doctor_table(rows), _doctor_summary(rows)]
+    if data.get("recovered"):
+        lines.append(recovered_compact(data))
+    return "\n".join(lines)
+
+
+def recovered_compact(data: Json) -> str:
+    """Interrupted edits recovery left as they were: each journal, each file and why."""
+    reports = [r for r in data.get("recovered") or () if isinstance(r, Mapping)]
+    if not reports:
+        return "no interrupted edit was left unfinished"
+    lines = []
+    for report in reports:
+        lines.append(f"interrupted edit kept in {report.get('journal')} (old bytes inside):")
+        for f in report.get("files") or ():
+            if isinstance(f, Mapping):
+                lines.append(f"  {f.get('path') or '(journal)'}: {f.get('reason')}")
+    return "\n".join(lines)
 
 
 def error_line(error: Json) -> str:

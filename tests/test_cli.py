@@ -786,8 +786,8 @@ DOCTOR_ROWS: list[dict[str, Any]] = [
 class SymbolFakeEngine(FakeEngine):
     """``FakeEngine`` plus ``rename`` and ``doctor``; some references fail like the engine."""
 
-    def rename(self, ref: str, new_name: str | None = None) -> _Result:
-        self.calls.append(("rename", {"ref": ref, "new_name": new_name}))
+    def rename(self, ref: str, new_name: str | None = None, *, force: bool = False) -> _Result:
+        self.calls.append(("rename", {"ref": ref, "new_name": new_name, **({"force": True} if force else {})}))
         if ref == "SEARCH#5ta1e:1:match":
             raise StaleReference("nothing was written: shop/models.py changed since the search",
                                  details={"files": ["shop/models.py"]})
@@ -801,6 +801,9 @@ class SymbolFakeEngine(FakeEngine):
     def doctor(self) -> list[dict[str, Any]]:
         self.calls.append(("doctor", {}))
         return DOCTOR_ROWS
+
+    def recovered(self) -> list[dict[str, Any]]:
+        return []
 
 
 class SymbolRun(Run):
@@ -932,7 +935,7 @@ def _mcp_symbol_call(tool: str, arguments: dict[str, Any]) -> tuple[list[Any], A
 def test_mcp_rename_tool(arguments: dict[str, Any]) -> None:
     tools, result, calls = _mcp_symbol_call("rename", arguments)
     spec = {t.name: t for t in tools}["rename"]
-    assert set(spec.input_schema["properties"]) == {"ref", "new_name"}
+    assert set(spec.input_schema["properties"]) == {"ref", "new_name", "force"}
     assert spec.input_schema["required"] == ["ref"]
     assert spec.annotations.read_only_hint is False
     assert result.is_error is False
@@ -964,7 +967,7 @@ def test_mcp_doctor_tool_wraps_the_rows_in_an_object() -> None:
     assert spec.annotations.read_only_hint is True
     assert calls == [("doctor", {})]
     assert result.is_error is False
-    assert result.structured_content == {"servers": DOCTOR_ROWS}
+    assert result.structured_content == {"servers": DOCTOR_ROWS, "recovered": []}
     lines = result.content[0].text.splitlines()
     assert lines[0].split() == ["language", "server", "found", "version", "install"]
     assert len(lines) == 4

@@ -102,6 +102,8 @@ class Resolver:
 
     def _match(self, ref: Ref, row: ResultRow) -> MatchRow:
         assert ref.n is not None
+        if ref.n > row.stored and row.resume_after is not None:
+            row = self._complete(row)  # a match of a page not served yet is still a match
         rows = self._registry.matches(row.id, ref.n, 1)
         if not rows:
             raise NotFound(

@@ -226,3 +226,19 @@ def test_registry_forgets_the_oldest_results_past_its_byte_cap(make_workspace: M
         assert registry.prune() == 0  # far below every default cap
         assert registry.prune(max_bytes=1) > 0  # a file of any size is over one byte
         assert registry.get_result(ids[0]) is None and registry.get_result(ids[-1]) is not None
+
+
+def test_a_match_of_a_page_not_served_yet_can_be_read(make_workspace: MakeWorkspace) -> None:
+    """``read SEARCH#H:N:match`` past the stored pages completes the result first (it was
+    ``not_found``: "has no match N")."""
+    from sleuth import Workbench
+
+    files = {f"f{i:04}.py": "hit = 1\n" * 30 for i in range(400)}
+    root = make_workspace(files)
+    with Workbench(root, servers=False) as wb:
+        page = wb.search("hit", limit=5)
+        assert page.next_cursor is not None
+        far = page.result + ":9000:match"
+        answer = wb.read(far)
+        assert [r["text"] for r in answer.ranges] == ["hit"]
+        assert answer.ranges[0]["path"] == "f0299.py"

@@ -20,14 +20,8 @@ structured content is the SPEC §3.5 object; ``tool_error`` is this face's one m
 ``SleuthError`` to output. Arguments the SDK's schema validation rejects, an unknown tool and
 an unknown argument are answered the same way, as ``invalid_query``.
 
-Every request is answered, even a malformed one. The SDK's stdio transport drops any line its
-JSON-RPC model rejects — broken JSON, a request without ``params`` of the right type, and a
-``"\\ud800"`` escape, which its JSON parser refuses — with no answer at all, so the client waits
-forever. ``screen_line`` therefore reads each line before the SDK does: a line the SDK would
-drop is answered here (JSON-RPC ``-32700``/``-32600``/``-32602``, or, for a ``tools/call``
-whose arguments are not Unicode, the tool error ``invalid_query`` naming the argument), and
-only lines the SDK accepts are passed on. ``_Wire`` is that filter as the file the SDK's
-transport reads and writes; answers from both are written one whole line at a time.
+Every request is answered, even a malformed one: the SDK's stdio transport would drop some
+lines without an answer, so ``sleuth.mcp_wire`` screens each line before the SDK reads it.
 
 One engine per server process keeps caches warm across calls. It lives on one dedicated worker
 thread (``EngineThread``): the SDK would run a sync tool on any pool thread, while the engine's
@@ -39,33 +33,22 @@ entry.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import inspect
-import json
 import os
-import sys
-import threading
 import traceback
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING, Annotated, Any, BinaryIO, TypeVar, cast
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar, cast
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.server.stdio import stdio_server
 from mcp_types import (
-    INVALID_PARAMS,
-    INVALID_REQUEST,
-    PARSE_ERROR,
     CallToolResult,
-    ContentBlock,
     InputRequiredResult,
-    JSONRPCNotification,
-    TextContent,
     ToolAnnotations,
-    jsonrpc_message_adapter,
 )
 from pydantic import Field, ValidationError
 from pydantic_core import PydanticSerializationError, to_json
@@ -88,7 +71,15 @@ from sleuth.cli import (
     run_select,
 )
 from sleuth.errors import Internal, InvalidQuery, SleuthError
-from sleuth.query.request import SearchRequest, check_text, unicode_problem
+from sleuth.mcp_wire import (
+    MAX_MESSAGE_BYTES,
+    Wire,
+    claim_stdio,
+    screen_line,
+    text_content,
+    tool_error,
+)
+from sleuth.query.request import SearchRequest, check_text
 
 if TYPE_CHECKING:
     from anyio import AsyncFile
@@ -146,17 +137,6 @@ def server_engine(root: str, no_ignore: bool) -> Engine:
     return Workbench(root, no_ignore=no_ignore, watch=True)
 
 
-def _text(text: str) -> list[ContentBlock]:
-    return [TextContent(type="text", text=text)]
-
-
-def tool_error(exc: SleuthError) -> CallToolResult:
-    """The one SleuthError -> MCP mapping: a tool error carrying the SPEC code (§3.5)."""
-    payload = render.printable(exc.to_json())  # a message may quote text that is not Unicode
-    return CallToolResult(content=_text(render.error_line(payload)), structured_content=payload,
-                          is_error=True)
-
-
 def _internal(exc: BaseException) -> Internal:
     if os.environ.get("SLEUTH_DEBUG") == "1":
         traceback.print_exception(exc)  # stderr: never the protocol stream
@@ -196,7 +176,7 @@ class SleuthTools:
             to_json(data)  # what the SDK's writer does: it would fail there, with no answer
         except PydanticSerializationError:
             data = render.printable(data)
-        return CallToolResult(content=_text(compact(data)), structured_content=data)
+        return CallToolResult(content=text_content(compact(data)), structured_content=data)
 
     async def search(
         self,
@@ -394,9 +374,9 @@ class _Server(MCPServer[Any]):
 
         ``_lowlevel_server`` is the SDK's own attribute (mcp 2.x, as its ``run_stdio_async``
         uses it); every MCP end-to-end test runs through here."""
-        with _claim_stdio() as (wire_in, wire_out):
+        with claim_stdio() as (wire_in, wire_out):
             # duck-typed: the transport only iterates over lines, writes and flushes
-            wire = cast("AsyncFile[str]", _Wire(wire_in, wire_out))
+            wire = cast("AsyncFile[str]", Wire(wire_in, wire_out))
             async with stdio_server(wire, wire) as (read_stream, write_stream):
                 lowlevel = self._lowlevel_server
                 await lowlevel.run(read_stream, write_stream,
@@ -421,231 +401,6 @@ def _check_call(name: str, arguments: Mapping[str, Any],
         for item in value if isinstance(value, list) else [value]:
             if isinstance(item, str):
                 check_text(item, key)
-
-
-# --- the wire: every line answered (see the module docstring) ---------------------------------
-
-MAX_MESSAGE_BYTES = 128 * 1024 * 1024
-"""Longest JSON-RPC line read: room for the largest edit text (16 Mi characters) escaped."""
-
-
-def _rpc_error(rid: str | int | None, code: int, message: str) -> str:
-    return json.dumps({"jsonrpc": "2.0", "id": rid, "error": {"code": code, "message": message}})
-
-
-def _request_id(message: Any) -> str | int | None:
-    """The message's id when it is one a response can carry back (else null, per JSON-RPC)."""
-    rid = message.get("id") if isinstance(message, dict) else None
-    if isinstance(rid, bool) or not isinstance(rid, str | int):
-        return None
-    if isinstance(rid, str) and unicode_problem(rid) is not None:
-        return None
-    return rid
-
-
-def _first_bad_text(message: Any) -> tuple[tuple[str | int, ...], str] | None:
-    """(path, string) of the first key or string in ``message`` that is not Unicode."""
-    stack: list[tuple[tuple[str | int, ...], Any]] = [((), message)]
-    while stack:
-        path, value = stack.pop()
-        if isinstance(value, str):
-            if unicode_problem(value) is not None:
-                return path, value
-        elif isinstance(value, dict):
-            for key, item in reversed(list(value.items())):
-                if unicode_problem(key) is not None:
-                    return (*path, key), key
-                stack.append(((*path, key), item))
-        elif isinstance(value, list):
-            stack.extend(((*path, i), item) for i, item in reversed(list(enumerate(value))))
-    return None
-
-
-def _bad_text_answer(message: Any, path: tuple[str | int, ...], text: str) -> str | None:
-    """The answer to a message holding text that is not Unicode (None for a notification)."""
-    rid = _request_id(message)
-    is_call = isinstance(message, dict) and message.get("method") == "tools/call"
-    if rid is not None and is_call and path[:2] == ("params", "arguments") and len(path) > 2:
-        name = str(path[2])
-        try:
-            check_text(text, name)
-        except SleuthError as exc:  # always: ``text`` is not Unicode
-            result = tool_error(exc).model_dump(mode="json", by_alias=True, exclude_unset=True)
-            return json.dumps({"jsonrpc": "2.0", "id": rid, "result": result})
-    if isinstance(message, dict) and "method" in message and "id" not in message:
-        return None  # a notification is never answered, not even when malformed
-    where = ".".join(str(p) for p in path) or "the message"
-    problem = unicode_problem(text)
-    what = problem[1] if problem else "invalid text"
-    code = INVALID_PARAMS if rid is not None and path[:1] == ("params",) else INVALID_REQUEST
-    return _rpc_error(rid, code, f"{where} is not valid UTF-8 text ({what}): send UTF-8")
-
-
-def _log(what: str) -> None:
-    print(f"sleuth mcp: {what}", file=sys.stderr, flush=True)  # stderr: never the protocol
-
-
-def screen_line(data: bytes) -> tuple[str | None, str | None]:
-    """One line from the client -> (the line for the SDK, an answer to write now).
-
-    A line the SDK's JSON-RPC model accepts is passed on unchanged; any other line is answered
-    here, since the SDK would drop it silently (a notification is only logged)."""
-    try:
-        text, clean = data.decode("utf-8"), True
-    except UnicodeDecodeError:  # its bad bytes become lone surrogates, named below
-        text, clean = data.decode("utf-8", "surrogateescape"), False
-    if not text.strip():
-        return None, None
-    if clean and b"\\u" not in data:  # no way to hold a lone surrogate: the common case
-        try:
-            parsed = jsonrpc_message_adapter.validate_json(text, by_name=False)
-            if not (isinstance(parsed, JSONRPCNotification) and b'"id"' in data):
-                return text, None
-        except ValidationError:
-            pass
-    try:
-        message = json.loads(text)
-    except (ValueError, RecursionError) as exc:
-        return None, _rpc_error(None, PARSE_ERROR, f"parse error: {exc}; send one JSON-RPC "
-                                                   "message per line, as UTF-8")
-    if isinstance(message, dict) and "id" in message and _request_id(message) is None:
-        # the SDK would take it for a notification (dropping the id) and never answer it
-        why = "is not valid UTF-8 text" if isinstance(message["id"], str) else (
-            "must be a string or an integer")
-        return None, _rpc_error(None, INVALID_REQUEST, f"invalid request: the id {why}")
-    bad = _first_bad_text(message)
-    if bad is not None:
-        answer = _bad_text_answer(message, *bad)
-        if answer is None:
-            _log("dropped a notification holding text that is not UTF-8")
-        return None, answer
-    try:
-        jsonrpc_message_adapter.validate_json(text, by_name=False)
-        return text, None
-    except ValidationError as exc:
-        problems = _problems(message, exc)
-    if isinstance(message, dict) and "method" not in message and (
-        "result" in message or "error" in message
-    ):
-        _log(f"dropped a malformed response: {problems}")
-        return None, None
-    if isinstance(message, dict) and "method" in message and "id" not in message:
-        _log(f"dropped a malformed notification: {problems}")
-        return None, None
-    return None, _rpc_error(_request_id(message), INVALID_REQUEST, f"invalid request: {problems}")
-
-
-def _problems(message: Any, exc: ValidationError) -> str:
-    """What is wrong, said of the kind of message it was meant to be (the SDK's model is a
-    union, so its errors list every member)."""
-    if isinstance(message, list):
-        return "a batch (a JSON array) is not supported: send one JSON object per line"
-    if not isinstance(message, dict):
-        return "a message is one JSON object"
-    if "method" not in message and "result" not in message and "error" not in message:
-        return 'a request needs "jsonrpc": "2.0", an "id" and a "method"'
-    meant = "JSONRPCRequest" if "id" in message and "method" in message else (
-        "JSONRPCNotification" if "method" in message else None)
-    found = [err for err in exc.errors() if meant is None or err["loc"][:1] == (meant,)]
-    lines = [f"{'.'.join(str(p) for p in err['loc'][1:]) or 'message'}: {err['msg']}"
-             for err in found or exc.errors()]
-    return "; ".join(list(dict.fromkeys(lines))[:4])
-
-
-class _Wire:
-    """The protocol's stdin and stdout as the one async text file the SDK's stdio transport
-    iterates over and writes to: only lines ``screen_line`` passes are handed on, the others
-    answered here; each write is one whole line under the lock those answers take too.
-
-    Each read and write runs on its own daemon thread (``_on_daemon_thread``)."""
-
-    def __init__(self, wire_in: BinaryIO, wire_out: BinaryIO) -> None:
-        self._in = wire_in
-        self._out = wire_out
-        self._lock = threading.Lock()
-
-    def _readline(self) -> str:
-        while True:
-            data = self._in.readline(MAX_MESSAGE_BYTES + 1)
-            if not data:
-                return ""
-            if len(data) > MAX_MESSAGE_BYTES and not data.endswith(b"\n"):
-                while data and not data.endswith(b"\n"):  # skip the rest of the line
-                    data = self._in.readline(1024 * 1024)
-                self._write(_rpc_error(None, INVALID_REQUEST,
-                                       f"message over {MAX_MESSAGE_BYTES} bytes: not read") + "\n")
-                continue
-            line, answer = screen_line(data)
-            if answer is not None:
-                self._write(answer + "\n")
-            if line is not None:
-                return line
-
-    def _write(self, text: str) -> None:
-        data = text.encode("utf-8", "backslashreplace")
-        with self._lock:
-            self._out.write(data)
-            self._out.flush()
-
-    async def __aiter__(self) -> AsyncIterator[str]:
-        while line := await _on_daemon_thread(self._readline):
-            yield line
-
-    async def write(self, text: str) -> None:
-        await _on_daemon_thread(self._write, text)
-
-    async def flush(self) -> None:
-        """Every ``write`` flushes its line already."""
-
-
-async def _on_daemon_thread(fn: Callable[..., T], *args: Any) -> T:
-    """``fn(*args)`` on a new daemon thread: the wire's reads and writes may block on the
-    client forever, and the interpreter's exit joins every other thread (so Ctrl-C hung while
-    ``anyio.wrap_file``'s worker waited for the client's next line)."""
-    loop = asyncio.get_running_loop()
-    future: asyncio.Future[T] = loop.create_future()
-
-    def settle(result: T | None, exc: BaseException | None) -> None:
-        if future.done():  # cancelled meanwhile: nobody waits for it
-            return
-        if exc is not None:
-            future.set_exception(exc)
-        else:
-            future.set_result(cast(T, result))
-
-    def work() -> None:
-        try:
-            result, exc = fn(*args), None
-        except BaseException as error:  # raised in the awaiting task instead
-            result, exc = None, error
-        with contextlib.suppress(RuntimeError):  # the loop is closed: serving ended
-            loop.call_soon_threadsafe(settle, result, exc)
-
-    threading.Thread(target=work, name="sleuth-mcp-wire", daemon=True).start()
-    return await future
-
-
-@contextlib.contextmanager
-def _claim_stdio() -> Iterator[tuple[BinaryIO, BinaryIO]]:
-    """The protocol's own copies of fd 0 and 1; while serving, fd 0 reads the null device and
-    fd 1 goes to stderr, so a stray print or child process never corrupts the stream (as the
-    SDK's own stdio transport does). Both are put back on exit."""
-    sys.stdout.flush()
-    wire_in, wire_out = os.dup(0), os.dup(1)
-    null = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(null, 0)
-    os.close(null)
-    os.dup2(2, 1)
-    # closefd=False: a worker thread may still be blocked reading the copy when serving ends
-    fin = os.fdopen(wire_in, "rb", closefd=False)
-    fout = os.fdopen(wire_out, "wb", closefd=False)
-    try:
-        yield fin, fout
-    finally:
-        with contextlib.suppress(OSError, ValueError):
-            sys.stdout.flush()
-        os.dup2(wire_in, 0)
-        os.dup2(wire_out, 1)
 
 
 def build_server(engine: EngineThread) -> MCPServer[Any]:

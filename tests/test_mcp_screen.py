@@ -1,4 +1,4 @@
-"""``sleuth.mcp.screen_line``: every line the SDK would drop is answered (or, for a
+"""``sleuth.mcp_wire.screen_line``: every line the SDK would drop is answered (or, for a
 notification or a response, logged), and every other line is handed on unchanged."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import json
 import pytest
 
 from sleuth import render
-from sleuth.mcp import screen_line
+from sleuth.mcp_wire import screen_line
 
 
 def _answer(line: bytes) -> dict[str, object]:

@@ -2,14 +2,16 @@
 
     .venv/bin/python -m benchmarks.safety_soak --steps 200000
     .venv/bin/python -m benchmarks.safety_soak --steps 50000 --watch no --seed 7
+    .venv/bin/python -m benchmarks.safety_soak --shrink inv3-file --watch yes
 
 Runs the same ``SafetyMachine`` as ``tests/e2e/test_safety_model.py``, in collecting mode: a
 violation is counted by kind (its first occurrence kept with the steps that led to it), the
 machine's model is resynchronised and the run goes on, so one bug does not hide the others.
-Examples are generated (never shrunk) in chunks with seeds ``seed, seed+1, …`` until ``--steps``
-are done; ``--watch both`` alternates the watched and the unwatched workbench per chunk. It
-prints the step count, the time, the edit outcomes, the fault-hook calls and every violation
-kind; the exit code is 1 when there was any violation.
+With ``--shrink KIND`` it stops at the first violation of that kind instead and prints it
+shrunk to a minimal sequence of steps. Examples are generated (not shrunk) in chunks with seeds
+``seed, seed+1, …`` until ``--steps`` are done; ``--watch both`` alternates the watched and the
+unwatched workbench per chunk. It prints the step count, the time, the edit outcomes, the
+fault-hook calls and every violation kind; the exit code is 1 when there was any violation.
 """
 
 from __future__ import annotations
@@ -38,9 +40,20 @@ def main(argv: list[str] | None = None) -> int:
         default=3.0,
         help="the same, once one hang was seen (they repeat)",
     )
+    parser.add_argument(
+        "--shrink",
+        metavar="KIND",
+        help="stop at the first violation of a kind starting with KIND and shrink "
+        "it to a minimal sequence of steps (printed), instead of collecting",
+    )
     args = parser.parse_args(argv)
 
-    report = Report(strict=False, hang_s=args.hang, hang_after_first_s=args.hang_after_first)
+    report = Report(
+        strict=args.shrink is not None,
+        only=args.shrink,
+        hang_s=args.hang,
+        hang_after_first_s=args.hang_after_first,
+    )
     modes = {"yes": [True], "no": [False], "both": [True, False]}[args.watch]
     began = time.monotonic()
     chunk = 0
@@ -53,12 +66,18 @@ def main(argv: list[str] | None = None) -> int:
                 stateful_step_count=args.step_count,
                 deadline=None,
                 database=None,
-                phases=[Phase.generate],
+                phases=[Phase.generate] + ([Phase.shrink] if args.shrink else []),
                 suppress_health_check=list(HealthCheck),
+                report_multiple_bugs=False,
             )
             seed(args.seed + chunk)(machine)  # run_state_machine_as_test reads it from here
             try:
                 run_state_machine_as_test(machine, settings=config)
+            except AssertionError as exc:
+                if args.shrink is None:
+                    raise
+                print(f"\nshrunk {args.shrink} (watch={watch}):\n{exc}")
+                return 1
             except Exception as exc:  # noqa: BLE001 - e.g. hypothesis's Flaky: count and go on
                 report.violations[f"harness-{type(exc).__name__}"] += 1
                 report.first.setdefault(f"harness-{type(exc).__name__}", str(exc)[:2000])

@@ -98,6 +98,10 @@ CONFIG = ".sleuth.toml"
 SUB = "sub"
 ORIG = "sub.orig"
 LINK_TARGET = "../outside"
+STATE_ORIG = ".sleuth.orig"
+STATE = frozenset({".sleuth", STATE_ORIG})
+"""sleuth's state folder (and where the harness moves it aside): not the model's business."""
+HARD = "hard.txt"
 FILES = ("a.txt", "b.txt", "sub/c.txt", "sub/d.txt")
 
 INITIAL: dict[str, str] = {
@@ -111,6 +115,7 @@ INITIAL: dict[str, str] = {
 OUTSIDE_INITIAL: dict[str, str] = {
     "c.txt": f"Alpha {OUTSIDE_MARKER}\n",
     "keep.txt": f"Bravo Alpha {OUTSIDE_MARKER}\n",
+    "state/keep": "a folder the state folder .sleuth may be swapped for a symlink to\n",
 }
 
 ALLOWED_EDIT_CODES = frozenset(
@@ -140,9 +145,10 @@ FAULT_ACTIONS = (
     "swap_dir",
     "fifo",
 )
-SWAPS = ("dir", "dir-mirror", "fifo", "alias-cfg", "alias-leak")
+SWAPS = ("dir", "dir-mirror", "fifo", "alias-cfg", "alias-leak", "hardlink", "state-link")
 PROBES = (
     "search-marker",
+    "search-marker-cfg",
     "search-hunter",
     "regex-marker",
     "files-secret",
@@ -205,7 +211,7 @@ def _entry(path: str, st_mode: int) -> Entry:
     return ("other", None)
 
 
-def snapshot(top: Path, *, skip: str | None = None) -> Tree:
+def snapshot(top: Path, *, skip: frozenset[str] = frozenset()) -> Tree:
     """Every entry under ``top`` by relative path, symlinks not followed, FIFOs not opened."""
     out: Tree = {}
 
@@ -214,7 +220,7 @@ def snapshot(top: Path, *, skip: str | None = None) -> Tree:
             names = sorted(e.name for e in it)
         for name in names:
             rel = prefix + name
-            if rel == skip:
+            if rel in skip:
                 continue
             full = os.path.join(folder, name)
             entry = _entry(full, os.lstat(full).st_mode)
@@ -534,6 +540,9 @@ class Report:
     """Counts of one run and its violations (first occurrence of each kind, with its steps)."""
 
     strict: bool = True
+    only: str | None = None
+    """In strict mode, raise only for violation kinds starting with this (others are counted):
+    to shrink one kind of violation to a minimal sequence while others are around."""
     hang_s: float = 20.0
     hang_after_first_s: float = 3.0
     steps: int = 0
@@ -665,13 +674,15 @@ class SafetyMachine(RuleBasedStateMachine):
             for rel, text in files.items():
                 (top / rel).parent.mkdir(parents=True, exist_ok=True)
                 (top / rel).write_bytes(text.encode())
-        self.model = snapshot(self.root, skip=".sleuth")
+        self.model = snapshot(self.root, skip=STATE)
         self.outside_model = snapshot(self.outside)
         self.log: list[str] = []
         self.searches: list[SearchRecord] = []
         self.edits: list[EditRecord] = []
         self.forged: set[str] = set()  # rewritten keeping size, inode and mtime
         self.fifos: dict[str, bytes] = {}
+        self.hardlink: str | None = None  # the workspace file outside/hard.txt is a hard link of
+        self.state_swapped = False  # .sleuth is a symlink to outside/state
         self.fault: Fault | None = None
         self.fault_calls: Counter[str] = Counter()
         self.fault_done = False
@@ -710,7 +721,8 @@ class SafetyMachine(RuleBasedStateMachine):
             "  " + line for line in self.log
         )
         self.report.first.setdefault(kind, message)
-        if self.report.strict:
+        only = self.report.only
+        if self.report.strict and (only is None or kind.startswith(only)):
             raise SafetyViolation(message)
 
     def _call(
@@ -723,6 +735,8 @@ class SafetyMachine(RuleBasedStateMachine):
         """(answer JSON, None) or (None, error code); a code outside ``allowed`` is a
         violation of kind ``refused``, ``internal`` and foreign exceptions always (inv4)."""
         self.hook_error = None
+        if self.state_swapped:
+            allowed = allowed | {"invalid_path"}  # .sleuth is a symlink: nothing may use it
         try:
             with deadline(self.report.timeout):
                 answer = fn()
@@ -780,12 +794,18 @@ class SafetyMachine(RuleBasedStateMachine):
         names = self.candidates()
         return names[index % len(names)]
 
-    def set_file(self, rel: str, data: bytes | None) -> None:
+    def set_file(self, rel: str, data: bytes | None, *, in_place: bool = False) -> None:
+        """The model's ``rel`` after a write of the harness's own (``in_place``: same inode)."""
         if data is None:
             self.model.pop(rel, None)
         else:
             self.model[rel] = ("file", data)
         self.forged.discard(rel)
+        if rel == self.hardlink:
+            if in_place and data is not None:
+                self.outside_model[HARD] = ("file", data)
+            else:
+                self.hardlink = None  # a new file: the outside link keeps the old one
 
     def check_outside(self) -> None:
         now = snapshot(self.outside)
@@ -800,7 +820,7 @@ class SafetyMachine(RuleBasedStateMachine):
 
     def check_tree(self, expected: Tree, why: str) -> None:
         """The workspace holds exactly ``expected`` (inv2 for the denied file, else inv3)."""
-        actual = snapshot(self.root, skip=".sleuth")
+        actual = snapshot(self.root, skip=STATE)
         for rel in sorted(set(actual) | set(expected)):
             a, e = actual.get(rel), expected.get(rel)
             if a == e:
@@ -813,7 +833,7 @@ class SafetyMachine(RuleBasedStateMachine):
             if entry[0] == "file" and len(entry[1]) > MAX_FILE and rel not in (SECRET, CONFIG):
                 cut = entry[1].rfind(b"\n", 0, MAX_FILE // 4) + 1
                 os.truncate(self.root / rel, cut)
-                self.set_file(rel, entry[1][:cut])
+                self.set_file(rel, entry[1][:cut], in_place=True)
                 self.note(f"harness cut {rel} back to {cut} bytes")
 
     # -- outside writes (the harness's own) --------------------------------------------------
@@ -838,7 +858,7 @@ class SafetyMachine(RuleBasedStateMachine):
             with open(full, "r+b") as fh:
                 fh.write(new)
                 fh.truncate()
-            self.set_file(rel, new)
+            self.set_file(rel, new, in_place=True)
         elif action == "rename_over":
             temp = full.parent / ".harness-tmp"
             temp.write_bytes(new)
@@ -847,12 +867,12 @@ class SafetyMachine(RuleBasedStateMachine):
         elif action == "truncate":
             assert data is not None
             os.truncate(full, len(data) // 2)
-            self.set_file(rel, data[: len(data) // 2])
+            self.set_file(rel, data[: len(data) // 2], in_place=True)
         elif action == "append":
             assert data is not None
             with open(full, "ab") as fh:
                 fh.write(new)
-            self.set_file(rel, data + new)
+            self.set_file(rel, data + new, in_place=True)
         elif action == "delete":
             os.unlink(full)
             self.set_file(rel, None)
@@ -881,7 +901,7 @@ class SafetyMachine(RuleBasedStateMachine):
         with open(full, "r+b") as fh:
             fh.write(new)
         os.utime(full, ns=(st_.st_atime_ns, st_.st_mtime_ns))
-        self.model[rel] = ("file", new)
+        self.set_file(rel, new, in_place=True)
         self.forged.add(rel)
 
     def swap_dir_now(self, *, mirror: bool) -> bool:
@@ -903,6 +923,8 @@ class SafetyMachine(RuleBasedStateMachine):
                 self.forged.add(ORIG + rel[len(SUB) :])
         self.model[SUB] = ("link", LINK_TARGET)
         self.moved[SUB + "/"] = ORIG + "/"
+        if self.hardlink is not None and self.hardlink.startswith(SUB + "/"):
+            self.hardlink = ORIG + self.hardlink[len(SUB) :]
         return True
 
     def fifo_now(self, rel: str) -> bool:
@@ -912,8 +934,8 @@ class SafetyMachine(RuleBasedStateMachine):
         os.unlink(self.root / rel)
         os.mkfifo(self.root / rel)
         self.fifos[rel] = data
+        self.set_file(rel, None)
         self.model[rel] = ("fifo", None)
-        self.forged.discard(rel)
         return True
 
     # -- the fault hook --------------------------------------------------------------------
@@ -1043,6 +1065,7 @@ class SafetyMachine(RuleBasedStateMachine):
         rec = None
         searches = {
             "search-marker": (MARKER, "/"),
+            "search-marker-cfg": (MARKER, "cfg"),
             "search-hunter": ("hunter", "/"),
             "regex-marker": ("regex:hunt.r2", "/"),
             "search-cfg": (tok, "cfg"),
@@ -1169,6 +1192,8 @@ class SafetyMachine(RuleBasedStateMachine):
                     f"{what}: {path} was to be written without a 'verified' call for it",
                 )
             wanted[self._moved(path)] = ("file", new)
+        if self.hardlink is not None and self.hardlink in {self._moved(p) for p in changed}:
+            self.hardlink = None  # written by rename: outside/hard.txt keeps the old bytes
         for path in copied if self.fault_point == "planned" else ():
             # changed after the reference resolved and before the lock was taken
             if path not in changed and self.model.get(path) != start.get(path):
@@ -1200,7 +1225,7 @@ class SafetyMachine(RuleBasedStateMachine):
     def resync(self) -> None:
         """After a violation in collecting mode: the denied file and the outside folder are
         still checked, then the model becomes what is on disk."""
-        actual = snapshot(self.root, skip=".sleuth")
+        actual = snapshot(self.root, skip=STATE)
         if actual.get(SECRET) != self.model.get(SECRET):
             self.violate("inv2-denied-changed", f"{SECRET} holds {describe(actual.get(SECRET))}")
         self.model = actual
@@ -1468,6 +1493,8 @@ class SafetyMachine(RuleBasedStateMachine):
                     if rel in self.forged:
                         self.forged.discard(rel)
                         self.forged.add(SUB + rel[len(ORIG) :])
+                    if rel == self.hardlink:
+                        self.hardlink = SUB + rel[len(ORIG) :]
         elif kind == "fifo" and self.fifos and index % 2:
             self._step(f"swap fifo back {sorted(self.fifos)}")
             for rel, data in sorted(self.fifos.items()):
@@ -1480,6 +1507,10 @@ class SafetyMachine(RuleBasedStateMachine):
             rel = self.pick(index)
             self._step(f"swap fifo {rel}")
             self.fifo_now(rel)
+        elif kind == "hardlink":
+            self._swap_hardlink(index)
+        elif kind == "state-link":
+            self._swap_state()
         else:
             alias = "cfg" if kind == "alias-cfg" else "leak.txt"
             self._step(f"swap {kind}")
@@ -1490,6 +1521,40 @@ class SafetyMachine(RuleBasedStateMachine):
                 os.symlink("config" if alias == "cfg" else SECRET, self.root / alias)
                 self.model[alias] = ("link", "config" if alias == "cfg" else SECRET)
         self.check_tree(dict(self.model), f"after the swap {kind}")
+
+    def _swap_hardlink(self, index: int) -> None:
+        """``ln root/FILE outside/hard.txt`` (an edit written in place would change the outside
+        folder; a rename leaves it be), or its removal."""
+        hard = self.outside / HARD
+        if self.hardlink is not None and index % 2:
+            self._step(f"swap hardlink removed ({self.hardlink})")
+            os.unlink(hard)
+            self.outside_model.pop(HARD, None)
+            self.hardlink = None
+            return
+        rel = self.pick(index)
+        data = data_of(self.model.get(rel))
+        self._step(f"swap hardlink {rel}")
+        if data is None:
+            return
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(hard)
+        os.link(self.root / rel, hard)
+        self.hardlink = rel
+        self.outside_model[HARD] = ("file", data)
+
+    def _swap_state(self) -> None:
+        """``mv .sleuth .sleuth.orig; ln -s ../outside/state .sleuth``, or back."""
+        state, orig = self.root / ".sleuth", self.root / STATE_ORIG
+        self._step(f"swap state-link {'back' if self.state_swapped else ''}")
+        if self.state_swapped:
+            os.unlink(state)
+            os.rename(orig, state)
+            self.state_swapped = False
+        elif state.is_dir() and not state.is_symlink() and not orig.exists():
+            os.rename(state, orig)
+            os.symlink("../outside/state", state)
+            self.state_swapped = True
 
 
 def safety_machine(report: Report, *, watch: bool) -> type[SafetyMachine]:

@@ -96,7 +96,7 @@ def _list(
     listing = ws.list_files(rel, include, exclude, any_size=any_size)
     sk = listing.skipped
     key: Key = (real, no_ignore, rel, tuple(include), tuple(exclude), any_size)
-    files = [(f.path, f.size, f.mtime_ns) for f in listing.files]
+    files = [(f.path, f.size, f.mtime_ns, f.ctime_ns) for f in listing.files]
     counts = (sk.binary, sk.too_large, sk.undecodable, sk.unreadable, list(sk.paths))
     return marshal.dumps((key, ws.max_filesize, files, counts, listing.ignored))
 
@@ -144,7 +144,7 @@ def _listing(files: Any, counts: Any, ignored: Any) -> FileList:
 
     binary, too_large, undecodable, unreadable, paths = counts
     skipped = SkipCounts(binary, too_large, undecodable, unreadable, list(paths))
-    entries = [FileEntry(p, s, m) for p, s, m in files]
+    entries = [FileEntry(p, s, m, c) for p, s, m, c in files]
     return FileList(entries, skipped, int(ignored))
 
 

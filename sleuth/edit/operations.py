@@ -127,6 +127,13 @@ class Editor:
                 "through that reference",
                 details={"reference": ref},
             )
+        if sel.unstamped:
+            raise UnsafeSelection(
+                f"{ref} names whole files that its search did not read (a files: match): read "
+                "it first (read REF) and edit through the RESULT# of that read, which is stamped "
+                "with the bytes you saw",
+                details={"reference": ref},
+            )
         row = self._resolver.get_row(parsed)
         from_all = parsed.is_all or bool(row.extra.get("incomplete_all"))
         if not sel.complete and from_all:
@@ -210,6 +217,12 @@ class Editor:
 
     def _copy(self, ref: str, to: str, *, move: bool) -> ReadResult:
         sel = self._selection(ref)
+        if not sel.ranges:
+            raise Conflict(
+                f"{ref} selects nothing now (its matches are gone): nothing to "
+                f"{'move' if move else 'copy'}; search again",
+                details={"reference": ref},
+            )
         path, offset, target_ft, at_line_start = self._target(to)
         pieces = [self._file(sel, r.path).data[r.start_byte : r.end_byte] for r in sel.ranges]
         all_lines = all(r.lines for r in sel.ranges)

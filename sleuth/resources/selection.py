@@ -50,6 +50,9 @@ class Selection:
     refreshed: bool = False
     complete: bool = True
     broadened: bool = False
+    unstamped: bool = False
+    """Some range comes from a match that stamped no bytes (a ``files:`` match names a file
+    without reading it): readable as the file is now, never edited through (docs/SAFETY.md)."""
     texts: dict[str, FileText] = field(default_factory=dict, repr=False)
     """The file contents the stamps were checked against (so callers need not read again)."""
 
@@ -138,9 +141,9 @@ class Resolver:
         except NotFound:
             return None
 
-    def _current(self, path: str, stamp: str, ref: Ref) -> FileText:
+    def _current(self, path: str, stamp: str | None, ref: Ref) -> FileText:
         ft = self._fresh(path)
-        if ft is None or ft.stamp != stamp:
+        if ft is None or (stamp and ft.stamp != stamp):
             raise StaleReference(
                 f"{ref.text} is stale: {path} changed since the search; re-run the search "
                 "to get fresh references",
@@ -168,7 +171,7 @@ class Resolver:
         for mrow in rows:
             ft = seen.get(mrow.path)
             if ft is None:
-                ft = seen[mrow.path] = self._current(mrow.path, mrow.stamp or self._ws.stamp(mrow.path), ref)
+                ft = seen[mrow.path] = self._current(mrow.path, mrow.stamp, ref)
             ranges.append(self._to_range(ft, mrow, unit))
         return Selection(
             source=ref.text,
@@ -176,6 +179,7 @@ class Resolver:
             result_id=row.id,
             complete=row.complete,
             broadened=row.broadened,
+            unstamped=any(not m.stamp for m in rows),
             texts=seen,
         )
 
@@ -216,6 +220,7 @@ class Resolver:
             refreshed=refreshed,
             complete=row.complete,
             broadened=row.broadened,
+            unstamped=any(not m.stamp for m in rows),
             texts={p: ft for p, ft in current.items() if ft is not None},
         )
 

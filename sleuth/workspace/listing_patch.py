@@ -98,7 +98,7 @@ def patch_listings(
             for rel, st in stats.items():
                 i = _index(files, rel)
                 if i is not None:
-                    files[i] = FileEntry(rel, st.st_size, st.st_mtime_ns)
+                    files[i] = FileEntry(rel, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
         patched[key] = (generation, replace(listing, files=files))
     listings.clear()
     listings.update(patched)

@@ -10,9 +10,10 @@ over the size cap -> ``skipped.too_large``; any ``OSError`` (permission denied, 
 ``skipped.unreadable``. Text is tagged ``utf-8-bom`` (starts with EF BB BF), ``utf-8`` (decodes)
 or ``binary-safe`` (does not decode; still returned and searched as bytes).
 
-The cache is keyed by path and validated by (size, mtime_ns, ino); it is bounded by total bytes
-(LRU). Like git's "racily clean" rule, a file modified within the last two seconds is not cached:
-a write in the same mtime tick could otherwise keep a stale entry alive.
+The cache is keyed by path and validated by (size, mtime_ns, ctime_ns, ino) — the ctime moves
+on every write and every ``utime``, so a rewrite that restores the size and mtime is still seen;
+it is bounded by total bytes (LRU). Like git's "racily clean" rule, a file changed within the
+last two seconds is not cached: a write in the same tick could otherwise keep a stale entry.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ _FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0
 BINARY = "binary"
 """Cache marker for a file known to be binary at a given key."""
 
-CacheKey = tuple[int, int, int]
+CacheKey = tuple[int, int, int, int]
 
 
 def stamp_bytes(data: bytes) -> str:
@@ -136,7 +137,7 @@ class Reader:
         if st.st_size > self.max_filesize:
             counts.too_large += 1
             return None
-        key = (st.st_size, st.st_mtime_ns, st.st_ino)
+        key = (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
         hit = self.cache.get(rel, key)
         if hit is not None:
             if isinstance(hit, FileText):
@@ -171,7 +172,7 @@ class Reader:
 
     def stamp(self, rel: str, st: os.stat_result) -> str:
         """The stamp of ``rel``'s current bytes, whatever their size or kind (streamed)."""
-        key = (st.st_size, st.st_mtime_ns, st.st_ino)
+        key = (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
         hit = self.cache.get(rel, key)
         if isinstance(hit, FileText):
             return hit.stamp

@@ -40,11 +40,16 @@ _IGNORE_FILES = (".ignore", ".gitignore")
 
 @dataclass(frozen=True, slots=True)
 class FileEntry:
-    """One listed file: its workspace-relative POSIX path and what ``stat`` said of it."""
+    """One listed file: its workspace-relative POSIX path and what ``stat`` said of it.
+
+    ``ctime_ns`` moves on every write and every ``utime``: a listing compared by it sees a
+    rewrite that keeps the size and puts the old mtime back (docs/SAFETY.md). 0 = not known.
+    """
 
     path: str
     size: int
     mtime_ns: int
+    ctime_ns: int = 0
 
 
 @dataclass
@@ -76,14 +81,17 @@ _new = object.__new__
 _set_path = FileEntry.__dict__["path"].__set__
 _set_size = FileEntry.__dict__["size"].__set__
 _set_mtime = FileEntry.__dict__["mtime_ns"].__set__
+_set_ctime = FileEntry.__dict__["ctime_ns"].__set__
 
 
-def _entry(path: str, size: int, mtime_ns: int) -> FileEntry:
-    """``FileEntry(path, size, mtime_ns)`` at half the cost of the frozen ``__init__``."""
+def _entry(path: str, size: int, mtime_ns: int, ctime_ns: int) -> FileEntry:
+    """``FileEntry(path, size, mtime_ns, ctime_ns)`` at half the cost of the frozen
+    ``__init__``."""
     entry: FileEntry = _new(FileEntry)
     _set_path(entry, path)
     _set_size(entry, size)
     _set_mtime(entry, mtime_ns)
+    _set_ctime(entry, ctime_ns)
     return entry
 
 
@@ -159,7 +167,7 @@ class Walker:
         except OSError:
             return result
         if stat.S_ISDIR(st.st_mode):
-            found: list[tuple[str, int, int]] = []
+            found: list[tuple[str, int, int, int]] = []
             self._walk(scope, included, result, found)
             found.sort()  # paths are unique, so tuples order by path alone
             result.files = [_entry(*row) for row in found]
@@ -170,11 +178,11 @@ class Walker:
             if st.st_size > self.max_filesize:
                 result.skipped.too_large += 1
             else:
-                result.files.append(FileEntry(scope, st.st_size, st.st_mtime_ns))
+                result.files.append(FileEntry(scope, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
         return result
 
     def _walk(
-        self, start: str, included: bool, result: FileList, out: list[tuple[str, int, int]]
+        self, start: str, included: bool, result: FileList, out: list[tuple[str, int, int, int]]
     ) -> None:
         skipped = result.skipped
         deny = self.policy.globs if self.policy else None
@@ -251,5 +259,5 @@ class Walker:
                 if st.st_size > cap:
                     skipped.too_large += 1
                     continue
-                out.append((rel, st.st_size, st.st_mtime_ns))
+                out.append((rel, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
         result.ignored += n_ignored

@@ -330,3 +330,35 @@ def test_doctor_recover_shows_what_recovery_left_for_the_user(
                            cwd=root, capture_output=True, text=True, timeout=120)
     assert "a.py: it changed after the interrupted edit" in human.stdout
     assert (root / "a.py").read_text() == "the user's\n"
+
+
+def test_a_files_match_reads_the_file_as_it_is_but_is_never_edited_through(
+    make_workspace: MakeWorkspace,
+) -> None:
+    """Seen: a ``files:`` match's reference never went stale: ``replace`` through it overwrote
+    a file the search had not read (its row carries no stamp)."""
+    root = make_workspace({"src/mut.py": SOURCE})
+    with Workbench(root, servers=False) as wb:
+        found = wb.search("files:mut.py")
+        (root / "src/mut.py").write_text("changed\n")
+        ref = found.matches[0]["ref"]["match"]
+        assert [r["text"] for r in wb.read(ref).ranges] == ["changed\n"]
+        for call in (lambda: wb.replace(ref, "x"), lambda: wb.delete(all_ref(found, "line"))):
+            with pytest.raises(SleuthError) as info:
+                call()
+            assert info.value.code == "unsafe_selection"
+        read = wb.read(ref)  # the read's RESULT# is stamped: an edit through it is checked
+        wb.replace(read.result, "mine\n")
+    assert (root / "src/mut.py").read_text() == "mine\n"
+
+
+def test_copying_a_selection_that_is_now_empty_is_refused(make_workspace: MakeWorkspace) -> None:
+    """Seen: ``move`` of an ``:all`` whose file was deleted inserted a blank line."""
+    root = make_workspace({"a.py": SOURCE, "b.txt": "one\ntwo\n"})
+    with Workbench(root, servers=False) as wb:
+        found = wb.search("isinstance")
+        os.unlink(root / "a.py")
+        with pytest.raises(SleuthError) as info:
+            wb.move(all_ref(found, "line"), to="b.txt:2")
+        assert info.value.code == "conflict"
+    assert (root / "b.txt").read_text() == "one\ntwo\n"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -139,3 +140,25 @@ def test_a_bom_before_bytes_that_do_not_decode_is_binary_safe() -> None:
     assert encoding_of(b"\xef\xbb\xbfok\n") == "utf-8-bom"
     assert encoding_of(b"\xef\xbb\xbfbad \xff\n") == "binary-safe"
     assert encoding_of(b"plain\n") == "utf-8"
+
+
+def test_a_rewrite_that_restores_size_and_mtime_is_still_seen(tmp_path: Path) -> None:
+    """Seen: swapping two tokens in place and putting the old mtime back (``os.utime``) left
+    every search answering the old bytes: the cache and listings were keyed by (size, mtime)."""
+    from sleuth import Workbench
+
+    (tmp_path / "a.py").write_bytes(b"x = alpha_mode\ny = omega_mode\n")
+    past = time.time_ns() - 3_600_000_000_000
+    os.utime(tmp_path / "a.py", ns=(past, past))
+    with Workbench(tmp_path, servers=False, watch=True) as wb:
+        assert wb.search("alpha_mode").matches[0]["line"] == 1
+        st = os.stat(tmp_path / "a.py")
+        with open(tmp_path / "a.py", "r+b") as fh:
+            fh.write(b"x = omega_mode\ny = alpha_mode\n")
+        os.utime(tmp_path / "a.py", ns=(st.st_atime_ns, st.st_mtime_ns))
+        assert os.stat(tmp_path / "a.py").st_mtime_ns == st.st_mtime_ns
+        time.sleep(0.3)  # the watcher's event lands; without one the listing is walked
+        found = wb.search("alpha_mode")
+        assert found.matches[0]["line"] == 2
+        wb.replace(found.to_json()["all"]["match"], "beta_mode")
+    assert (tmp_path / "a.py").read_bytes() == b"x = omega_mode\ny = beta_mode\n"

@@ -138,7 +138,8 @@ def test_list_files_sorted_by_code_points(make_workspace: MakeWs) -> None:
     assert listed == sorted(listed)
     assert listed.index("a-b/x.py") < listed.index("a/x.py")
     entry = next(f for f in ws.list_files().files if f.path == "src/app.py")
-    assert entry == FileEntry("src/app.py", 9, entry.mtime_ns) and entry.mtime_ns > 0
+    assert entry == FileEntry("src/app.py", 9, entry.mtime_ns, entry.ctime_ns)
+    assert entry.mtime_ns > 0 and entry.ctime_ns >= entry.mtime_ns
 
 
 def test_scope_folder_and_file(make_workspace: MakeWs) -> None:

@@ -227,7 +227,9 @@ def test_mcp_rename_and_doctor_answer_the_cli_json(tmp_path: Path) -> None:
         assert (root / path).read_text() == WORD_RE.sub(NEW_NAME, content)
     assert (root / project.unrelated).read_text() == project.files[project.unrelated]
     assert doctor.is_error is False
-    assert doctor.structured_content == {"servers": json.loads(
-        sleuth(root, "doctor", "--json").stdout)}
+    assert doctor.structured_content == {
+        "servers": json.loads(sleuth(root, "doctor", "--json").stdout),
+        "recovered": json.loads(sleuth(root, "doctor", "--recover", "--json").stdout)["recovered"],
+    }
     assert doctor.content[0].text.splitlines()[0].split() == [
         "language", "server", "found", "version", "install"]

@@ -15,6 +15,7 @@ import threading
 import time
 from collections.abc import Sequence
 
+from sleuth.errors import SleuthError
 from sleuth.prefilter import Literals
 from sleuth.text_search.trigram import TrigramIndex
 from sleuth.workspace import FileEntry, Workspace
@@ -23,6 +24,12 @@ __all__ = ["IndexKeeper", "INDEX_FILE"]
 
 INDEX_FILE = "trigram.idx"
 _RACY_NS = 2_000_000_000
+
+
+def _key(f: FileEntry) -> tuple[int, int]:
+    """What the index keys a file by: its size and ctime (which moves on every write and
+    ``utime``, so a rewrite that restores the mtime is re-indexed), else its mtime."""
+    return (f.size, f.ctime_ns or f.mtime_ns)
 
 
 class IndexKeeper:
@@ -71,16 +78,16 @@ class IndexKeeper:
                     self._thread.start()
                 return
             if whole:
-                changed = index.sync([(f.path, f.size, f.mtime_ns) for f in files], self._read)
+                changed = index.sync([(f.path, *_key(f)) for f in files], self._read)
             else:
                 changed = 0
                 for f in files:
-                    if index.known(f.path) != (f.size, f.mtime_ns):
+                    if index.known(f.path) != _key(f):
                         data = self._read(f.path)
                         if data is None:
                             index.remove(f.path)
                         else:
-                            index.update(f.path, (f.size, f.mtime_ns), data)
+                            index.update(f.path, _key(f), data)
                         changed += 1
             self._mark_racy(files)
             if whole:
@@ -90,7 +97,7 @@ class IndexKeeper:
 
     def _build_in_background(self, files: list[FileEntry]) -> None:
         index = TrigramIndex()
-        index.sync([(f.path, f.size, f.mtime_ns) for f in files], self._read)
+        index.sync([(f.path, *_key(f)) for f in files], self._read)
         with self._lock:
             self._index = index
             self._mark_racy(files)
@@ -107,15 +114,15 @@ class IndexKeeper:
         """Build (or bring up to date) the index in the foreground; returns files indexed."""
         with self._lock:
             index = self._index or TrigramIndex()
-            count = index.sync([(f.path, f.size, f.mtime_ns) for f in files], self._read)
+            count = index.sync([(f.path, *_key(f)) for f in files], self._read)
             self._index = index
             self._mark_racy(files)
         self._save(index)
         return count
 
     def _save(self, index: TrigramIndex) -> None:
-        # the index is a cache: a read-only state folder only costs speed
-        with contextlib.suppress(OSError):
+        # the index is a cache: a read-only (or refused) state folder only costs speed
+        with contextlib.suppress(OSError, SleuthError):
             index.save(self._ws.state_dir / INDEX_FILE)
 
     def candidates(self, literals: Literals | None) -> set[str] | None:

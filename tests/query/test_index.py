@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from sleuth.api import Workbench
@@ -63,3 +64,22 @@ def test_background_build(make_workspace: MakeWorkspace) -> None:
         first = wb.search("gamma").to_json()
         assert wb.index.wait(30)
         assert wb.search("gamma", context=0).to_json()["total"] == first["total"]
+
+
+def test_the_index_sees_a_rewrite_that_restores_size_and_mtime(tmp_path: Path) -> None:
+    import os
+    import time
+
+    from sleuth import Workbench
+
+    target = tmp_path / "a.py"
+    target.write_bytes(b"x = alpha_mode\n")
+    past = time.time_ns() - 3_600_000_000_000
+    os.utime(target, ns=(past, past))
+    with Workbench(tmp_path, servers=False) as wb:
+        assert wb.search("alpha_mode").total == 1
+        assert wb.index.wait(60)
+        with open(target, "r+b") as fh:
+            fh.write(b"x = gamma_mode\n")
+        os.utime(target, ns=(past, past))
+        assert wb.search("gamma_mode").total == 1

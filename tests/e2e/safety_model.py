@@ -19,8 +19,17 @@ copy and move to ``PATH:LINE``; a replace through an edit's ``RESULT#``; undo), 
 own (in place, temp-and-rename, truncation, append, deletion, a rewrite that keeps size, inode
 and mtime, backdating), swaps of ``sub`` for a symlink to the outside folder (optionally with
 the outside folder made to mirror ``sub``, so stamps match through the link), of a file for a
-FIFO, and aliases of the denied file (``cfg -> config``, ``leak.txt -> config/secret.py``) with
-reads and searches through them.
+FIFO, of ``.sleuth`` for a symlink into the outside folder, a hard link from the outside folder
+to a workspace file (a write in place would change it), and aliases of the denied file
+(``cfg -> config``, ``leak.txt -> config/secret.py``) with reads and searches through them.
+Earlier answers are picked by a drawn index counted from the newest, so what hypothesis draws
+never depends on sleuth's answers (it replays sequences and insists they draw alike).
+
+The harness's expected result of an edit follows the documented semantics of
+``sleuth/edit/operations.py`` (and ``tests/edit/test_operations.py``): ``insert`` through a
+``:line`` reference goes exactly at the edge of the line (before its first character, after
+its last one); copy and move take whole lines with a line break, at the start of the target
+line; deleting whole lines takes their line break (or the one before a last line without one).
 
 Faults inside an edit go through ``Workspace.fault_hook``, which the edit layer calls at
 ``planned`` (selection resolved, new bytes computed, lock not yet taken), ``verified`` (one file
@@ -39,7 +48,8 @@ After every step the harness checks, against its own model of every file:
    successful edit, exactly that edit applied (by the harness's own computation) to the bytes
    it was verified against; a single-match reference must have been refused unless those bytes
    are the bytes its search saw; a failed edit changed nothing; an ``:all`` edit selected every
-   current match of its result's files (and of its whole scope when it says ``refreshed``);
+   current match of its result's files (and of its whole scope when it says ``refreshed``); a
+   copy succeeded only if its source did not change after the reference resolved;
 4. ``inv4``: an edit succeeds or raises ``SleuthError`` with one of ``ALLOWED_EDIT_CODES``;
    nothing raises ``internal`` or a foreign exception, and nothing hangs (``StepTimeout``);
 5. ``inv5``: every search answer equals the matches in the bytes on disk (a subset when it says
@@ -679,9 +689,8 @@ class SafetyMachine(RuleBasedStateMachine):
         self.log: list[str] = []
         self.searches: list[SearchRecord] = []
         self.edits: list[EditRecord] = []
-        self.forged: set[str] = set()  # rewritten keeping size, inode and mtime
         self.fifos: dict[str, bytes] = {}
-        self.hardlink: str | None = None  # the workspace file outside/hard.txt is a hard link of
+        self.hard_ino: int | None = None  # the inode outside/hard.txt shares with a workspace file
         self.state_swapped = False  # .sleuth is a symlink to outside/state
         self.fault: Fault | None = None
         self.fault_calls: Counter[str] = Counter()
@@ -800,12 +809,12 @@ class SafetyMachine(RuleBasedStateMachine):
             self.model.pop(rel, None)
         else:
             self.model[rel] = ("file", data)
-        self.forged.discard(rel)
-        if rel == self.hardlink:
-            if in_place and data is not None:
-                self.outside_model[HARD] = ("file", data)
-            else:
-                self.hardlink = None  # a new file: the outside link keeps the old one
+        if in_place and data is not None and self.hard_ino is not None:
+            # the file outside/hard.txt is a hard link of changes with it (by its inode, which
+            # a rename over the file, sleuth's way of writing, leaves behind)
+            with contextlib.suppress(OSError):
+                if os.stat(self.root / rel).st_ino == self.hard_ino:
+                    self.outside_model[HARD] = ("file", data)
 
     def check_outside(self) -> None:
         now = snapshot(self.outside)
@@ -902,7 +911,6 @@ class SafetyMachine(RuleBasedStateMachine):
             fh.write(new)
         os.utime(full, ns=(st_.st_atime_ns, st_.st_mtime_ns))
         self.set_file(rel, new, in_place=True)
-        self.forged.add(rel)
 
     def swap_dir_now(self, *, mirror: bool) -> bool:
         """``mv sub sub.orig; ln -s ../outside sub`` (optionally copying sub's files outside)."""
@@ -918,13 +926,8 @@ class SafetyMachine(RuleBasedStateMachine):
         os.symlink(LINK_TARGET, self.root / SUB)
         for rel in sorted(r for r in self.model if r == SUB or r.startswith(SUB + "/")):
             self.model[ORIG + rel[len(SUB) :]] = self.model.pop(rel)
-            if rel in self.forged:
-                self.forged.discard(rel)
-                self.forged.add(ORIG + rel[len(SUB) :])
         self.model[SUB] = ("link", LINK_TARGET)
         self.moved[SUB + "/"] = ORIG + "/"
-        if self.hardlink is not None and self.hardlink.startswith(SUB + "/"):
-            self.hardlink = ORIG + self.hardlink[len(SUB) :]
         return True
 
     def fifo_now(self, rel: str) -> bool:
@@ -1032,12 +1035,9 @@ class SafetyMachine(RuleBasedStateMachine):
                     f"{what} answered a match in {path}, which is {describe(self.model.get(path))}",
                 )
         want = {
-            (p, m.start(), m.end())
-            for p, data in files.items()
-            if p not in self.forged
-            for m in pattern.finditer(data)
+            (p, m.start(), m.end()) for p, data in files.items() for m in pattern.finditer(data)
         }
-        have = {g for g in got if g[0] not in self.forged and g[0] in files}
+        have = {g for g in got if g[0] in files}
         missing, extra = sorted(want - have), sorted(have - want)
         if extra or (complete and missing):
             self.violate(
@@ -1116,7 +1116,7 @@ class SafetyMachine(RuleBasedStateMachine):
             "inv5-read-refused",
         )
         data = data_of(entry)
-        if answer is not None and data is not None and rel not in self.forged:
+        if answer is not None and data is not None:
             text = data.decode("utf-8", "replace")
             text = text[:-1] if text.endswith("\n") else text
             got = "".join(r["text"] for r in answer["ranges"])
@@ -1149,7 +1149,7 @@ class SafetyMachine(RuleBasedStateMachine):
         """``paths``: the files the edit names (a ``planned`` fault's default target);
         ``copied``: the files a copy reads without writing them."""
         """Run one edit with its fault and check the tree against the harness's expectation."""
-        start, forged = dict(self.model), set(self.forged)
+        start = dict(self.model)
         self.fault, self.fault_done, self.fault_calls = fault, False, Counter()
         self.fault_point = ""
         self.edit_paths, self.verified, self.moved = paths, {}, {}
@@ -1179,12 +1179,6 @@ class SafetyMachine(RuleBasedStateMachine):
             return None
         wanted = dict(self.model)
         changed = {p: new for p, new in outcome.items() if new != verified(p)}
-        for path in sorted(changed):
-            # a file rewritten with its size, inode and mtime kept may be missed by an :all
-            # refresh (its cached content decides what to re-read, as for a search; SPEC §4):
-            # then it must be untouched, and if it is written, exactly as computed
-            if path in forged and path not in (answer.get("changed") or []):
-                del changed[path]
         for path, new in changed.items():
             if hooked and path not in self.verified:
                 self.violate(
@@ -1192,8 +1186,6 @@ class SafetyMachine(RuleBasedStateMachine):
                     f"{what}: {path} was to be written without a 'verified' call for it",
                 )
             wanted[self._moved(path)] = ("file", new)
-        if self.hardlink is not None and self.hardlink in {self._moved(p) for p in changed}:
-            self.hardlink = None  # written by rename: outside/hard.txt keeps the old bytes
         for path in copied if self.fault_point == "planned" else ():
             # changed after the reference resolved and before the lock was taken
             if path not in changed and self.model.get(path) != start.get(path):
@@ -1219,7 +1211,9 @@ class SafetyMachine(RuleBasedStateMachine):
             ranges,
         )
         if op != "undo":
-            self.edits.append(record)
+            # an edit that ends exactly as an earlier one (same reference, same resulting ranges
+            # and stamps) gets its RESULT# too, and its undo data: it supersedes the earlier one
+            self.edits = [e for e in self.edits if e.result != record.result] + [record]
         return record
 
     def resync(self) -> None:
@@ -1490,11 +1484,6 @@ class SafetyMachine(RuleBasedStateMachine):
                 os.rename(self.root / ORIG, self.root / SUB)
                 for rel in sorted(r for r in self.model if r == ORIG or r.startswith(ORIG + "/")):
                     self.model[SUB + rel[len(ORIG) :]] = self.model.pop(rel)
-                    if rel in self.forged:
-                        self.forged.discard(rel)
-                        self.forged.add(SUB + rel[len(ORIG) :])
-                    if rel == self.hardlink:
-                        self.hardlink = SUB + rel[len(ORIG) :]
         elif kind == "fifo" and self.fifos and index % 2:
             self._step(f"swap fifo back {sorted(self.fifos)}")
             for rel, data in sorted(self.fifos.items()):
@@ -1526,11 +1515,11 @@ class SafetyMachine(RuleBasedStateMachine):
         """``ln root/FILE outside/hard.txt`` (an edit written in place would change the outside
         folder; a rename leaves it be), or its removal."""
         hard = self.outside / HARD
-        if self.hardlink is not None and index % 2:
-            self._step(f"swap hardlink removed ({self.hardlink})")
+        if self.hard_ino is not None and index % 2:
+            self._step("swap hardlink removed")
             os.unlink(hard)
             self.outside_model.pop(HARD, None)
-            self.hardlink = None
+            self.hard_ino = None
             return
         rel = self.pick(index)
         data = data_of(self.model.get(rel))
@@ -1540,7 +1529,7 @@ class SafetyMachine(RuleBasedStateMachine):
         with contextlib.suppress(FileNotFoundError):
             os.unlink(hard)
         os.link(self.root / rel, hard)
-        self.hardlink = rel
+        self.hard_ino = os.stat(hard).st_ino
         self.outside_model[HARD] = ("file", data)
 
     def _swap_state(self) -> None:

@@ -199,16 +199,6 @@ def _read_regular(path: str) -> bytes:
         os.close(fd)
 
 
-def _read_regular_following(path: str) -> bytes:
-    if not stat.S_ISREG(os.stat(path).st_mode):
-        raise OSError(f"not a regular file: {path}")
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    try:
-        return os.read(fd, 1 << 20)
-    finally:
-        os.close(fd)
-
-
 def _entry(path: str, st_mode: int) -> Entry:
     if stat.S_ISLNK(st_mode):
         return ("link", os.readlink(path))
@@ -998,15 +988,14 @@ class SafetyMachine(RuleBasedStateMachine):
         pattern = _pattern(query)
         files = searchable(self.model, scope)
         got = [(m["path"], m["start_byte"], m["end_byte"]) for m in answer["matches"]]
-        self.check_found(f"search {query!r} path={scope}", got, files, pattern, answer["complete"])
+        what = f"search {query!r} path={scope}"
+        fresh = self.check_found(what, got, files, pattern, answer["complete"])
         self.note(f"-> {answer['result']}: {len(got)} matches, complete={answer['complete']}")
-        seen = dict(files)
-        for path in {g[0] for g in got} - set(files):
-            # an answer from a file the search must not have read (already a violation): what
-            # it saw there is what the path led to, symlinks followed
-            with contextlib.suppress(OSError):
-                seen[path] = _read_regular_following(str(self.root / path))
-        rec = SearchRecord(answer["result"], query, scope, pattern, seen, got, answer["complete"])
+        if not fresh:
+            # reported already; which bytes its offsets and stamps come from is unknown, so the
+            # harness could not tell what an edit through it must do: it is not used again
+            return None
+        rec = SearchRecord(answer["result"], query, scope, pattern, files, got, answer["complete"])
         if keep:
             self.searches.append(rec)
         return rec
@@ -1018,7 +1007,9 @@ class SafetyMachine(RuleBasedStateMachine):
         files: dict[str, bytes],
         pattern: re.Pattern[bytes],
         complete: bool,
-    ) -> None:
+    ) -> bool:
+        """Check a search answer against the model; False when it is stale (inv5)."""
+        before = self.report.violations["inv5-search-stale"]
         for path in sorted({g[0] for g in got}):
             if path == SECRET or path.startswith("cfg/") or path in ("leak.txt", "cfg"):
                 self.violate("inv2-cloak-bypassed", f"{what} answered a match in {path}")
@@ -1045,6 +1036,7 @@ class SafetyMachine(RuleBasedStateMachine):
                 f"{what} (complete={complete}) missed {missing} and added {extra}; the "
                 f"files: { {p: files[p] for p in sorted({x[0] for x in missing + extra})} }",
             )
+        return self.report.violations["inv5-search-stale"] == before
 
     @rule(tok=TOKEN, scope=st.sampled_from(SCOPES))
     def search_literal(self, tok: str, scope: str) -> None:

@@ -134,13 +134,16 @@ def _stale(paths: list[str]) -> StaleReference:
     )
 
 
-def commit(ws: Workspace, changes: Sequence[FileChange]) -> None:
-    """Write ``changes`` all or nothing; ``stale_reference`` if any file moved on."""
+def commit(
+    ws: Workspace, changes: Sequence[FileChange], verify: Sequence[FileChange] = ()
+) -> None:
+    """Write ``changes`` all or nothing; ``stale_reference`` if any file moved on. The files of
+    ``verify`` (a copy's sources) are only checked, under the same lock, never written."""
     _fault(ws, "planned", "")
     with _edit_lock(ws):
         _recover_locked(ws)
         try:
-            _commit_locked(ws, changes)
+            _commit_locked(ws, changes, verify)
         finally:
             ws.note_changed()
 
@@ -157,7 +160,12 @@ def _verify(ws: Workspace, change: FileChange) -> tuple[Located, int] | None:
     """The file's location and mode when its bytes on disk are what the edit was made from."""
     if ws.is_denied(change.path):
         raise _not_found(change.path)
-    loc = locate(str(ws.root), change.path)
+    try:
+        loc = locate(str(ws.root), change.path)
+    except SleuthError:
+        raise
+    except OSError:
+        return None  # a folder on its way is gone or no longer a folder: it moved on
     try:
         if loc.real != change.path and ws.is_denied(loc.real):
             raise _not_found(change.path)
@@ -174,9 +182,17 @@ def _verify(ws: Workspace, change: FileChange) -> tuple[Located, int] | None:
     return loc, stat.S_IMODE(st.st_mode)
 
 
-def _commit_locked(ws: Workspace, changes: Sequence[FileChange]) -> None:
+def _commit_locked(
+    ws: Workspace, changes: Sequence[FileChange], verify: Sequence[FileChange] = ()
+) -> None:
     located: list[tuple[Located, int]] = []
     stale: list[str] = []
+    for source in verify:
+        checked = _verify(ws, source)
+        if checked is None:
+            stale.append(source.path)
+        else:
+            checked[0].close()
     try:
         for change in changes:
             found = _verify(ws, change)

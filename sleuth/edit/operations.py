@@ -245,8 +245,15 @@ class Editor:
         if _crlf(target_ft.data):
             text = text.replace(b"\r\n", b"\n").replace(b"\n", b"\r\n")
         plans[path].splices.append(Splice(offset, offset, text))
+        # the copied text must still be what the sources hold when the target is written
+        sources = [
+            FileChange(p, ft.stamp, ft.data, ft.data)
+            for p, ft in sorted(sel.texts.items())
+            if p not in plans and any(r.path == p for r in sel.ranges)
+        ]
         return self._apply(
-            ref, plans, "move" if move else "copy", keep_empty=False, refreshed=sel.refreshed
+            ref, plans, "move" if move else "copy", keep_empty=False, refreshed=sel.refreshed,
+            verify=sources,
         )
 
     # -- planning and applying ---------------------------------------------------------------
@@ -273,6 +280,7 @@ class Editor:
         kind: str,
         keep_empty: bool = True,
         refreshed: bool = False,
+        verify: Sequence[FileChange] = (),
     ) -> ReadResult:
         changes: list[FileChange] = []
         results: list[Range] = []
@@ -299,7 +307,7 @@ class Editor:
                     results.append(Range(path, s, e, line, end_line, new_ft.stamp))
         if not changes:
             raise Conflict(f"{ref}: the edit changes nothing (the text is already there)")
-        commit(self._ws, changes)
+        commit(self._ws, changes, verify)
         sel = Selection(
             source=ref, ranges=sorted(results), result_id="", texts=texts, refreshed=refreshed
         )

@@ -173,6 +173,7 @@ class Workspace:
         self._own_changes = 0
         self._listings: dict[tuple[object, ...], tuple[int, FileList]] = {}
         self._max_filesize_arg = max_filesize
+        self._safe_folders: dict[str, tuple[int, int]] = {}
         self.fault_hook: Callable[[str, str], None] | None = None
         """Called by the edit layer at its fault points (``planned``, ``verified``,
         ``before-rename``) with the file's path: the safety harness's injection seam."""
@@ -286,8 +287,8 @@ class Workspace:
             raise _not_found(rel)
         try:
             loc = locate(self._root, rel)
-        except InvalidPath:
-            return None
+        except (InvalidPath, OSError):
+            return None  # through a symlinked folder now, or a folder gone
         try:
             if loc.real != rel and self.policy.is_denied(loc.real):
                 raise _not_found(rel)
@@ -375,12 +376,33 @@ class Workspace:
         if not rel or self.policy.is_denied(rel):
             raise _not_found(rel)
         try:
+            if self._watcher is not None and not self._folders_real(rel):
+                raise OSError("reached through a symlinked folder")
             st = self._stat(rel)
         except OSError:
             if skipped is not None:
                 skipped.unreadable += 1
             return None
         return self._reader.read(rel, st, skipped)
+
+    def _folders_real(self, rel: str) -> bool:
+        """True when no folder on the way to ``rel`` is a symlink now. A watching face lists
+        from a cached listing that can lag behind a folder swapped for a symlink, and the read
+        must not follow it out of the root: one ``lstat`` of the parent per read, compared with
+        the parent last checked component by component (docs/SAFETY.md)."""
+        head = rel.rpartition("/")[0]
+        if not head:
+            return True
+        st = os.lstat(self._prefix + head)
+        if not stat.S_ISDIR(st.st_mode):
+            return False
+        key = (st.st_dev, st.st_ino)
+        if self._safe_folders.get(head) == key:
+            return True
+        if symlinked_component(self._root, rel):
+            return False
+        self._safe_folders[head] = key
+        return True
 
     def stamp(self, rel: str) -> str:
         """The stamp (xxh3-64 hex) of file ``rel``'s current bytes; ``NotFound`` if absent."""

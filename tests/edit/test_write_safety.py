@@ -362,3 +362,63 @@ def test_copying_a_selection_that_is_now_empty_is_refused(make_workspace: MakeWo
             wb.move(all_ref(found, "line"), to="b.txt:2")
         assert info.value.code == "conflict"
     assert (root / "b.txt").read_text() == "one\ntwo\n"
+
+
+def test_a_copy_whose_source_changed_before_the_commit_is_refused(
+    make_workspace: MakeWorkspace,
+) -> None:
+    """Found by the safety harness: ``copy`` pasted text from a source file that changed after
+    the reference resolved (the source was never verified under the lock)."""
+    root = make_workspace({"a.py": SOURCE, "b.txt": "one\ntwo\n"})
+    with Workbench(root, servers=False) as wb:
+        ref = wb.search("isinstance").matches[0]["ref"]["line"]
+        wb.workspace.fault_hook = lambda point, path: (
+            (root / "a.py").write_text("gone\n") if point == "planned" else None
+        )
+        with pytest.raises(StaleReference) as info:
+            wb.copy(ref, to="b.txt:2")
+        assert info.value.details["files"] == ["a.py"]
+    assert (root / "b.txt").read_text() == "one\ntwo\n"
+
+
+def test_a_folder_removed_before_the_edit_is_stale_not_a_crash(
+    make_workspace: MakeWorkspace,
+) -> None:
+    """Found by the safety harness: a folder gone between search and edit raised a raw
+    ``FileNotFoundError`` from the rooted walk (``internal``)."""
+    import shutil
+
+    root = make_workspace({"sub/m.py": SOURCE})
+    with Workbench(root, servers=False) as wb:
+        found = wb.search("params")
+        shutil.rmtree(root / "sub")
+        for call in (
+            lambda: wb.delete(all_ref(found)),
+            lambda: wb.read(found.matches[0]["ref"]["match"]),
+            lambda: wb.replace(found.matches[0]["ref"]["match"], "x"),
+        ):
+            with pytest.raises(SleuthError) as info:
+                call()
+            assert info.value.code in {"stale_reference", "conflict", "not_found"}
+
+
+def test_a_watching_face_never_reads_through_a_folder_swapped_for_a_symlink(
+    make_workspace: MakeWorkspace, tmp_path: Path
+) -> None:
+    """Found by the safety harness: with a cached listing (the watcher's event not in yet) a
+    search read ``sub/m.py`` through ``sub -> ../outside`` and showed the outside file."""
+    root = make_workspace({"sub/m.py": "inside = 1\n"})
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "m.py").write_text("inside = 'OUTSIDE_ONLY'\n")
+    ChangeWatcher_start = ChangeWatcher.start
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(ChangeWatcher, "start", lambda self: None)
+        mp.setattr(ChangeWatcher, "trustworthy", property(lambda self: True))
+        with Workbench(root, servers=False, watch=True) as wb:
+            assert wb.search("inside").total == 1
+            os.rename(root / "sub", root / "sub.orig")
+            os.symlink(outside, root / "sub")
+            found = wb.search("inside", context=2).to_json()
+            assert "OUTSIDE_ONLY" not in repr(found)
+    assert ChangeWatcher.start is ChangeWatcher_start

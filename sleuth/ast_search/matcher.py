@@ -142,14 +142,21 @@ class Matcher:
         return True
 
     def same_tree(self, a: Node, b: Node) -> bool:
-        """Structural equality for repeated metavariables (ast-grep's exact-match rule)."""
-        if a.id == b.id:
-            return True
-        if a.named_child_count == 0 or b.named_child_count == 0:
-            return self._text(a) == self._text(b)
-        if a.kind_id != b.kind_id or a.child_count != b.child_count:
-            return False
-        return all(self.same_tree(x, y) for x, y in zip(a.children, b.children, strict=True))
+        """Structural equality for repeated metavariables (ast-grep's exact-match rule); with
+        a stack of its own, so a deeply nested target cannot exhaust Python's recursion."""
+        stack = [(a, b)]
+        while stack:
+            x, y = stack.pop()
+            if x.id == y.id:
+                continue
+            if x.named_child_count == 0 or y.named_child_count == 0:
+                if self._text(x) != self._text(y):
+                    return False
+                continue
+            if x.kind_id != y.kind_id or x.child_count != y.child_count:
+                return False
+            stack.extend(zip(reversed(x.children), reversed(y.children), strict=True))
+        return True
 
     # -- a list of siblings --------------------------------------------------------------
     def _match_children(

@@ -3,6 +3,8 @@ metavariables, broken and very large inputs (SPEC §5 captures, §6)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from sleuth.ast_search import AstMatch, compile_pattern
@@ -113,3 +115,14 @@ def test_tree_argument_is_used() -> None:
     pattern = compile_pattern("foo($A)", "python")
     tree = pattern.parse(data)
     assert pattern.find(data, tree) == pattern.find(data)
+
+
+def test_a_repeated_metavariable_over_a_deeply_nested_target(tmp_path: Path) -> None:
+    """``$A + $A`` compares two 400-deep nestings: it raised RecursionError (``internal``)."""
+    from sleuth import Workbench
+
+    deep = "f(" * 400 + "1" + ")" * 400
+    (tmp_path / "a.py").write_text(f"x = {deep} + {deep}\ny = {deep} + g(1)\n")
+    with Workbench(tmp_path, servers=False) as wb:
+        found = wb.search("ast:$A + $A", lang="py")
+    assert [m["line"] for m in found.matches] == [1]

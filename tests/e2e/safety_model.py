@@ -140,6 +140,9 @@ ALLOWED_EDIT_CODES = frozenset(
 )
 SCOPE_CODES = frozenset({"not_found", "invalid_path"})
 READ_CODES = SCOPE_CODES | {"unsupported"}
+WATCH_WINDOW_S = 1.0
+"""How long a watching face may answer what a file held before a change (docs/SAFETY.md: until
+its watcher reports it, some milliseconds later; generous for a loaded machine)."""
 MAX_FILE = 400
 """A file the edits have grown past this many bytes is cut back by the harness (a write of its
 own) after the step, so that matches stay few and every search fits one page."""
@@ -338,7 +341,9 @@ class SearchRecord:
     query: str
     scope: str
     pattern: re.Pattern[bytes]
-    seen: dict[str, bytes]
+    seen: dict[str, set[bytes]]
+    """Per file with matches, the bytes the answer's offsets may come from: the file as it is
+    when searched, or for a watching face one of its versions within the watcher's tick."""
     matches: list[tuple[str, int, int]]
     complete: bool
 
@@ -393,7 +398,7 @@ class Selected:
 
     def ranges(self, path: str, data: bytes) -> list[tuple[int, int]] | Refuse:
         if self.n is not None:
-            if data != self.rec.seen.get(path):
+            if data not in self.rec.seen.get(path, ()):
                 return Refuse(
                     "stale-single", f"{self.ref}: {path} holds other bytes than its search saw"
                 )
@@ -676,6 +681,10 @@ class SafetyMachine(RuleBasedStateMachine):
                 (top / rel).write_bytes(text.encode())
         self.model = snapshot(self.root, skip=STATE)
         self.outside_model = snapshot(self.outside)
+        self.history: dict[str, list[tuple[float, bytes | None]]] = {
+            rel: [(time.monotonic(), data_of(entry))] for rel, entry in self.model.items()
+        }
+        """Per path, its contents (None: no file) and when each became what it held."""
         self.log: list[str] = []
         self.searches: list[SearchRecord] = []
         self.edits: list[EditRecord] = []
@@ -806,6 +815,18 @@ class SafetyMachine(RuleBasedStateMachine):
                 if os.stat(self.root / rel).st_ino == self.hard_ino:
                     self.outside_model[HARD] = ("file", data)
 
+    def set_model(self, tree: Tree) -> None:
+        """The model becomes ``tree`` (what is on disk after a step); the history notes which
+        files changed (at the end of the step: a little late, so a little lenient)."""
+        now = time.monotonic()
+        for rel in set(tree) | set(self.history):
+            data = data_of(tree.get(rel))
+            history = self.history.setdefault(rel, [(0.0, None)])  # (no file before)
+            if history[-1][1] != data:
+                history.append((now, data))
+                del history[:-8]
+        self.model = tree
+
     def check_outside(self) -> None:
         now = snapshot(self.outside)
         if now != self.outside_model:
@@ -826,7 +847,7 @@ class SafetyMachine(RuleBasedStateMachine):
                 continue
             kind = "inv2-denied-changed" if rel == SECRET else "inv3-file"
             self.violate(kind, f"{why}: {rel} holds {describe(a)}, expected {describe(e)}")
-        self.model = actual
+        self.set_model(actual)
         self.check_outside()
         for rel, entry in sorted(actual.items()):
             if entry[0] == "file" and len(entry[1]) > MAX_FILE and rel not in (SECRET, CONFIG):
@@ -986,16 +1007,15 @@ class SafetyMachine(RuleBasedStateMachine):
                 return None
             answer = {**more, "matches": answer["matches"] + more["matches"]}
         pattern = _pattern(query)
-        files = searchable(self.model, scope)
         got = [(m["path"], m["start_byte"], m["end_byte"]) for m in answer["matches"]]
         what = f"search {query!r} path={scope}"
-        fresh = self.check_found(what, got, files, pattern, answer["complete"])
+        seen = self.check_found(what, got, scope, pattern, answer["complete"])
         self.note(f"-> {answer['result']}: {len(got)} matches, complete={answer['complete']}")
-        if not fresh:
+        if seen is None:
             # reported already; which bytes its offsets and stamps come from is unknown, so the
             # harness could not tell what an edit through it must do: it is not used again
             return None
-        rec = SearchRecord(answer["result"], query, scope, pattern, files, got, answer["complete"])
+        rec = SearchRecord(answer["result"], query, scope, pattern, seen, got, answer["complete"])
         if keep:
             self.searches.append(rec)
         return rec
@@ -1004,39 +1024,66 @@ class SafetyMachine(RuleBasedStateMachine):
         self,
         what: str,
         got: list[tuple[str, int, int]],
-        files: dict[str, bytes],
+        scope: str,
         pattern: re.Pattern[bytes],
         complete: bool,
-    ) -> bool:
-        """Check a search answer against the model; False when it is stale (inv5)."""
+    ) -> dict[str, set[bytes]] | None:
+        """Check a search answer against the model (inv2, inv5): per file, its matches must be
+        those in the file's bytes — for a watching face, in one of the versions the file had
+        within ``WATCH_WINDOW_S`` (docs/SAFETY.md: a watching face may answer what the files
+        held just before, until its watcher reports the change). A subset when the answer says
+        ``complete: false``. Returns, per file with matches, the bytes they may come from; None
+        when the answer is stale."""
         before = self.report.violations["inv5-search-stale"]
-        for path in sorted({g[0] for g in got}):
+        by_path: dict[str, set[tuple[int, int]]] = {}
+        for path, start, end in got:
+            by_path.setdefault(path, set()).add((start, end))
+        now = searchable(self.model, scope)
+        seen: dict[str, set[bytes]] = {}
+        for path in sorted(set(by_path) | set(now)):
+            have = by_path.get(path, set())
             if path == SECRET or path.startswith("cfg/") or path in ("leak.txt", "cfg"):
                 self.violate("inv2-cloak-bypassed", f"{what} answered a match in {path}")
-            elif path.startswith(SUB + "/") and self.model.get(SUB, ("",))[0] == "link":
-                # (text read from the outside folder would also carry its marker: inv1)
+                continue
+            versions = self.versions_of(path, scope)
+            fits = []
+            for v in versions:
+                occ = set() if v is None else {m.span() for m in pattern.finditer(v)}
+                if have == occ or (not complete and have <= occ):
+                    fits.append(v)
+            if not fits:
+                shown = [describe(None if v is None else ("file", v)) for v in versions]
                 self.violate(
                     "inv5-search-stale",
-                    f"{what} answered a match in {path}, a path through the symlinked folder "
-                    "sub -> ../outside",
+                    f"{what} (complete={complete}) answered {sorted(have)} in {path}; its "
+                    f"matches {'now' if len(versions) == 1 else 'in its recent versions'} are in "
+                    f"{shown}",
                 )
-            elif path not in files:
-                self.violate(
-                    "inv5-search-stale",
-                    f"{what} answered a match in {path}, which is {describe(self.model.get(path))}",
-                )
-        want = {
-            (p, m.start(), m.end()) for p, data in files.items() for m in pattern.finditer(data)
-        }
-        have = {g for g in got if g[0] in files}
-        missing, extra = sorted(want - have), sorted(have - want)
-        if extra or (complete and missing):
-            self.violate(
-                "inv5-search-stale",
-                f"{what} (complete={complete}) missed {missing} and added {extra}; the "
-                f"files: { {p: files[p] for p in sorted({x[0] for x in missing + extra})} }",
-            )
-        return self.report.violations["inv5-search-stale"] == before
+            elif have:
+                seen[path] = {v for v in fits if v is not None}
+        return seen if self.report.violations["inv5-search-stale"] == before else None
+
+    def versions_of(self, path: str, scope: str) -> list[bytes | None]:
+        """What a search of ``scope`` may find in ``path``: its bytes now (None: nothing to
+        find there), and for a watching face also its versions of the last WATCH_WINDOW_S."""
+
+        def searchable_in(tree_entry: Entry | None) -> bytes | None:
+            whole = scope in ("", "/")
+            inside = whole or path == scope or path.startswith(scope + "/")
+            return data_of(tree_entry) if inside and path != SECRET else None
+
+        current = searchable(self.model, scope).get(path)
+        out: list[bytes | None] = [current]
+        if self.watch:
+            horizon = time.monotonic() - WATCH_WINDOW_S
+            history = self.history.get(path, [])
+            for i, (_, data) in enumerate(history):
+                replaced = history[i + 1][0] if i + 1 < len(history) else None
+                if replaced is not None and replaced >= horizon:
+                    older = searchable_in(("file", data) if data is not None else None)
+                    if older not in out:
+                        out.append(older)
+        return out
 
     @rule(tok=TOKEN, scope=st.sampled_from(SCOPES))
     def search_literal(self, tok: str, scope: str) -> None:
@@ -1214,7 +1261,7 @@ class SafetyMachine(RuleBasedStateMachine):
         actual = snapshot(self.root, skip=STATE)
         if actual.get(SECRET) != self.model.get(SECRET):
             self.violate("inv2-denied-changed", f"{SECRET} holds {describe(actual.get(SECRET))}")
-        self.model = actual
+        self.set_model(actual)
         self.check_outside()
 
     # Earlier answers are picked by an index drawn as a plain integer (counted from the newest):

@@ -396,10 +396,10 @@ def test_a_file_changing_between_resolution_and_write_stops_the_whole_edit(
     selection = five_selection(wb)
     real_commit = operations.commit
 
-    def racing_commit(ws: Any, changes: Any) -> None:
+    def racing_commit(ws: Any, changes: Any, verify: Any = ()) -> None:
         (root / "src/f2.py").write_bytes(b"head_2 = 0\nvalue = compute_2(needle)  \n")
         (root / "src/f4.py").write_bytes(b"changed\n")
-        real_commit(ws, changes)
+        real_commit(ws, changes, verify)
 
     monkeypatch.setattr(operations, "commit", racing_commit)
     before = {path: data for path, data in FIVE.items()}

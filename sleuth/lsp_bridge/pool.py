@@ -279,16 +279,21 @@ class ServerPool:
         session.settled = True
         return result
 
-    async def _at(self, path: str) -> tuple[Session, str, dict[str, Any]]:
-        """Session, relative path and ``TextDocumentPositionParams`` base for ``path``."""
+    def _covered(self, path: str, what: str) -> tuple[str, str]:
+        """``path`` validated and its language; ``unsupported`` when no server covers it."""
         rel = self.ws.validate_path(path)
         lang = language_of(rel)
         if lang is None:
             raise Unsupported(
-                f"no language server covers {rel}; symbol queries cover .py, .ts/.js, .c/.cpp, "
-                ".go and .rs files",
+                f"no language server covers {rel}; {what} cover .py, .ts/.js, .c/.cpp, .go and "
+                ".rs files",
                 details={"path": rel},
             )
+        return rel, lang
+
+    async def _at(self, path: str) -> tuple[Session, str, dict[str, Any]]:
+        """Session, relative path and ``TextDocumentPositionParams`` base for ``path``."""
+        rel, lang = self._covered(path, "symbol queries")
         session = await self._session(lang)
         session.prepare(rel)
         return session, rel, {"textDocument": {"uri": session.uri(rel)}}
@@ -455,14 +460,7 @@ class ServerPool:
         """
 
         async def run() -> RenamePlan:
-            rel = self.ws.validate_path(path)
-            lang = language_of(rel)
-            if lang is None:
-                raise Unsupported(
-                    f"no language server covers {rel}; rename covers .py, .ts/.js, .c/.cpp, "
-                    ".go and .rs files",
-                    details={"path": rel},
-                )
+            rel, lang = self._covered(path, "renames")
             session = await self._session(lang)
             if not session.supports("renameProvider"):
                 raise Unsupported(

@@ -518,6 +518,19 @@ def expect_copy(
     return out
 
 
+def _copied_from(sel: Selected, target: str, refreshed: bool, start: Tree) -> list[str]:
+    """The files whose text a copy pastes (other than its target): those its selection has a
+    range in, in their bytes when the reference resolved."""
+    out = []
+    for path in sel.paths(refreshed, start):
+        data = data_of(start.get(path))
+        if path != target and data is not None:
+            ranges = sel.ranges(path, data)
+            if not isinstance(ranges, Refuse) and ranges:
+                out.append(path)
+    return out
+
+
 def expect_undo(rec: EditRecord, verified: Verified) -> dict[str, bytes] | Refuse:
     if rec.undone:
         return Refuse("undone-already", f"{rec.result} was undone already")
@@ -1183,10 +1196,11 @@ class SafetyMachine(RuleBasedStateMachine):
         paths: list[str],
         expect: Callable[[bool, Tree, Verified], dict[str, bytes] | Refuse],
         text: str | None = None,
-        copied: tuple[str, ...] = (),
+        copied: Callable[[bool, Tree], list[str]] | None = None,
     ) -> EditRecord | None:
         """``paths``: the files the edit names (a ``planned`` fault's default target);
-        ``copied``: the files a copy reads without writing them."""
+        ``copied``: the files a copy reads without writing them (given ``refreshed`` and the
+        tree as the step began)."""
         """Run one edit with its fault and check the tree against the harness's expectation."""
         start = dict(self.model)
         self.fault, self.fault_done, self.fault_calls = fault, False, Counter()
@@ -1225,7 +1239,8 @@ class SafetyMachine(RuleBasedStateMachine):
                     f"{what}: {path} was to be written without a 'verified' call for it",
                 )
             wanted[self._moved(path)] = ("file", new)
-        for path in copied if self.fault_point == "planned" else ():
+        sources = copied(bool(answer.get("refreshed")), start) if copied else []
+        for path in sources if self.fault_point == "planned" else ():
             # changed after the reference resolved and before the lock was taken
             if path not in changed and self.model.get(path) != start.get(path):
                 self.violate(
@@ -1393,7 +1408,7 @@ class SafetyMachine(RuleBasedStateMachine):
             lambda refreshed, start, verified: expect_copy(
                 s, move, target, line, refreshed, start, verified
             ),
-            copied=() if move else tuple(p for p in sources if p != target),
+            copied=None if move else functools.partial(_copied_from, s, target),
         )
 
     @rule(

@@ -25,12 +25,6 @@ to a workspace file (a write in place would change it), and aliases of the denie
 Earlier answers are picked by a drawn index counted from the newest, so what hypothesis draws
 never depends on sleuth's answers (it replays sequences and insists they draw alike).
 
-The harness's expected result of an edit follows the documented semantics of
-``sleuth/edit/operations.py`` (and ``tests/edit/test_operations.py``): ``insert`` through a
-``:line`` reference goes exactly at the edge of the line (before its first character, after
-its last one); copy and move take whole lines with a line break, at the start of the target
-line; deleting whole lines takes their line break (or the one before a last line without one).
-
 Faults inside an edit go through ``Workspace.fault_hook``, which the edit layer calls at
 ``planned`` (selection resolved, new bytes computed, lock not yet taken), ``verified`` (one file
 read under the lock and verified) and ``before-rename`` (its temporary file written). An edit
@@ -53,8 +47,12 @@ After every step the harness checks, against its own model of every file:
 4. ``inv4``: an edit succeeds or raises ``SleuthError`` with one of ``ALLOWED_EDIT_CODES``;
    nothing raises ``internal`` or a foreign exception, and nothing hangs (``StepTimeout``);
 5. ``inv5``: every search answer equals the matches in the bytes on disk (a subset when it says
-   ``complete: false``), a plain read answers the file's bytes, and an edit's answer names the
-   files it changed and selects the text it wrote.
+   ``complete: false``) — for a watching face, per file, in the bytes it held at some moment of
+   the last ``WATCH_WINDOW_S`` (docs/SAFETY.md) — a plain read answers the file's bytes, and an
+   edit's answer names the files it changed and selects the text it wrote.
+
+``tests/e2e/safety_helpers.py`` holds the layout, the disk snapshots, the harness's model of
+each edit (which semantics it follows is said there), the account and the strategies.
 
 ``Report`` counts steps, edits and hook calls and holds the violations: in strict mode (the
 tests) the first violation raises ``SafetyViolation`` so hypothesis shrinks it to a minimal
@@ -70,24 +68,78 @@ import json
 import os
 import re
 import shutil
-import signal
-import stat
 import tempfile
-import threading
 import time
 import traceback
 from collections import Counter
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from pathlib import Path
-from types import FrameType
-from typing import Any, Literal, cast
+from typing import Any, cast
 
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, rule
 
 from sleuth import Workbench
 from sleuth.errors import SleuthError
+from tests.e2e.safety_helpers import (
+    ALLOWED_EDIT_CODES,
+    CONFIG,
+    CONTENT,
+    FAULT,
+    FILES,
+    HARD,
+    INITIAL,
+    LINK_TARGET,
+    MARKER,
+    MAX_FILE,
+    ORIG,
+    OUTSIDE_INITIAL,
+    OUTSIDE_MARKER,
+    PICK,
+    PROBES,
+    READ_CODES,
+    SCOPE_CODES,
+    SCOPES,
+    SECRET,
+    SELECTION,
+    STATE,
+    STATE_ORIG,
+    SUB,
+    SWAPS,
+    TEXT,
+    TOKEN,
+    TOKENS,
+    WATCH_WINDOW_S,
+    WRITE_ACTIONS,
+    EditRecord,
+    Entry,
+    Fault,
+    Refuse,
+    Report,
+    SafetyViolation,
+    SearchRecord,
+    Selected,
+    Sp,
+    StepTimeout,
+    Tree,
+    Verified,
+    Where,
+    apply_splices,
+    copied_from,
+    data_of,
+    deadline,
+    describe,
+    expect_copy,
+    expect_simple,
+    expect_undo,
+    query_pattern,
+    read_entry,
+    scratch_dir,
+    searchable,
+    settled_watchers,
+    snapshot,
+    wait_for_watcher,
+)
 
 __all__ = [
     "ALLOWED_EDIT_CODES",
@@ -99,578 +151,6 @@ __all__ = [
     "safety_machine",
     "settled_watchers",
 ]
-
-TOKENS = ("Alpha", "Bravo", "Charlie", "Delta")
-MARKER = "hunter2"
-OUTSIDE_MARKER = "zulu9outside"
-SECRET = "config/secret.py"
-CONFIG = ".sleuth.toml"
-SUB = "sub"
-ORIG = "sub.orig"
-LINK_TARGET = "../outside"
-STATE_ORIG = ".sleuth.orig"
-STATE = frozenset({".sleuth", STATE_ORIG})
-"""sleuth's state folder (and where the harness moves it aside): not the model's business."""
-HARD = "hard.txt"
-FILES = ("a.txt", "b.txt", "sub/c.txt", "sub/d.txt")
-
-INITIAL: dict[str, str] = {
-    CONFIG: 'deny = ["config/secret.py"]\n',
-    SECRET: f"Alpha = '{MARKER}'  # Bravo Charlie Delta\nDelta Alpha {MARKER}\n",
-    "a.txt": "Alpha Bravo\nCharlie Alpha Delta\n",
-    "b.txt": "Bravo\nDelta Delta\nAlpha",
-    "sub/c.txt": "Charlie Bravo Alpha\n",
-    "sub/d.txt": "Delta\n\nAlpha Charlie\n",
-}
-OUTSIDE_INITIAL: dict[str, str] = {
-    "c.txt": f"Alpha {OUTSIDE_MARKER}\n",
-    "keep.txt": f"Bravo Alpha {OUTSIDE_MARKER}\n",
-    "state/keep": "a folder the state folder .sleuth may be swapped for a symlink to\n",
-}
-
-ALLOWED_EDIT_CODES = frozenset(
-    {
-        "stale_reference",
-        "conflict",
-        "not_found",
-        "invalid_path",
-        "unsafe_selection",
-        "invalid_query",
-    }
-)
-SCOPE_CODES = frozenset({"not_found", "invalid_path"})
-READ_CODES = SCOPE_CODES | {"unsupported"}
-WATCH_WINDOW_S = 1.0
-"""How long a watching face may answer what a file held before a change (docs/SAFETY.md: until
-its watcher reports it, some milliseconds later; generous for a loaded machine)."""
-MAX_FILE = 400
-"""A file the edits have grown past this many bytes is cut back by the harness (a write of its
-own) after the step, so that matches stay few and every search fits one page."""
-POINTS = ("planned", "verified", "before-rename")
-WRITE_ACTIONS = ("rewrite", "rename_over", "truncate", "append", "delete", "backdate", "keep_stat")
-FAULT_ACTIONS = (
-    "rewrite",
-    "rename_over",
-    "truncate",
-    "append",
-    "delete",
-    "keep_stat",
-    "swap_dir",
-    "fifo",
-)
-SWAPS = ("dir", "dir-mirror", "fifo", "alias-cfg", "alias-leak", "hardlink", "state-link")
-PROBES = (
-    "search-marker",
-    "search-marker-cfg",
-    "search-hunter",
-    "regex-marker",
-    "files-secret",
-    "search-cfg",
-    "search-cfg-file",
-    "search-config",
-    "search-leak",
-    "read-cfg-file",
-    "read-config-file",
-    "read-leak",
-    "read-cfg",
-)
-
-Entry = tuple[str, Any]
-"""``("file", bytes)``, ``("link", target)``, ``("fifo", None)``, ``("dir", None)``,
-``("via-link", None)`` (reached through a symlinked folder) or ``("other", None)``."""
-Tree = dict[str, Entry]
-Where = Literal["before", "after"]
-
-
-# -- the disk, as the harness sees it --------------------------------------------------------
-
-
-def scratch_dir() -> str | None:
-    """tmpfs when there is one: the edit layer fsyncs every file, which costs nothing there."""
-    shm = "/dev/shm"
-    return shm if os.path.isdir(shm) and os.access(shm, os.W_OK) else None
-
-
-def _read_regular(path: str) -> bytes:
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    try:
-        chunks = []
-        while chunk := os.read(fd, 1 << 16):
-            chunks.append(chunk)
-        return b"".join(chunks)
-    finally:
-        os.close(fd)
-
-
-def _entry(path: str, st_mode: int) -> Entry:
-    if stat.S_ISLNK(st_mode):
-        return ("link", os.readlink(path))
-    if stat.S_ISDIR(st_mode):
-        return ("dir", None)
-    if stat.S_ISREG(st_mode):
-        return ("file", _read_regular(path))
-    if stat.S_ISFIFO(st_mode):
-        return ("fifo", None)
-    return ("other", None)
-
-
-def snapshot(top: Path, *, skip: frozenset[str] = frozenset()) -> Tree:
-    """Every entry under ``top`` by relative path, symlinks not followed, FIFOs not opened."""
-    out: Tree = {}
-
-    def walk(folder: str, prefix: str) -> None:
-        with os.scandir(folder) as it:
-            names = sorted(e.name for e in it)
-        for name in names:
-            rel = prefix + name
-            if rel in skip:
-                continue
-            full = os.path.join(folder, name)
-            entry = _entry(full, os.lstat(full).st_mode)
-            out[rel] = entry
-            if entry[0] == "dir":
-                walk(full, rel + "/")
-
-    walk(str(top), "")
-    return out
-
-
-def read_entry(root: Path, rel: str) -> Entry | None:
-    """What ``rel`` holds now, reached from ``root`` without following a symlinked folder."""
-    parts = rel.split("/")
-    folder = str(root)
-    for part in parts[:-1]:
-        folder = os.path.join(folder, part)
-        try:
-            mode = os.lstat(folder).st_mode
-        except OSError:
-            return None
-        if stat.S_ISLNK(mode):
-            return ("via-link", None)
-        if not stat.S_ISDIR(mode):
-            return None
-    full = os.path.join(folder, parts[-1])
-    try:
-        return _entry(full, os.lstat(full).st_mode)
-    except OSError:
-        return None
-
-
-def data_of(entry: Entry | None) -> bytes | None:
-    return entry[1] if entry is not None and entry[0] == "file" else None
-
-
-def searchable(model: Tree, scope: str) -> dict[str, bytes]:
-    """The files a search of ``scope`` must read: regular, not denied, no symlink on the way."""
-    whole = scope in ("", "/")
-    if not whole and model.get(scope, ("",))[0] not in ("dir", "file"):
-        return {}
-    return {
-        rel: entry[1]
-        for rel, entry in model.items()
-        if entry[0] == "file"
-        and rel != SECRET
-        and (whole or rel == scope or rel.startswith(scope + "/"))
-    }
-
-
-def describe(entry: Entry | None) -> str:
-    if entry is None:
-        return "nothing"
-    if entry[0] == "file":
-        return repr(entry[1])
-    return f"a {entry[0]}" + (f" -> {entry[1]}" if entry[0] == "link" else "")
-
-
-# -- the harness's own model of an edit ------------------------------------------------------
-
-
-@dataclass
-class Refuse:
-    """The edit must have been refused, for ``reason`` (``tag`` names the kind of reason)."""
-
-    tag: str
-    reason: str
-
-
-@dataclass
-class Sp:
-    start: int
-    end: int
-    text: bytes
-    lines: bool = False
-
-
-def apply_splices(data: bytes, splices: list[Sp]) -> bytes | None:
-    """``data`` with ``splices`` applied; None when two overlap (the edit is a conflict).
-
-    Whole-line deletions take their line break with them, or the one before a last line that
-    has no line break (SPEC §9, ``sleuth/edit/operations.py``)."""
-    ordered = sorted(
-        (Sp(s.start, s.end, s.text, s.lines) for s in splices), key=lambda s: (s.start, s.end)
-    )
-    for sp in ordered:
-        if sp.lines and not sp.text:
-            if data[sp.end : sp.end + 1] == b"\n":
-                sp.end += 1
-            elif sp.start > 0 and data[sp.start - 1 : sp.start] == b"\n":
-                sp.start -= 1
-    for a, b in zip(ordered, ordered[1:], strict=False):
-        if b.start < a.end:
-            return None
-    out, pos = [], 0
-    for sp in ordered:
-        out += [data[pos : sp.start], sp.text]
-        pos = sp.end
-    out.append(data[pos:])
-    return b"".join(out)
-
-
-def line_span(data: bytes, start: int, end: int) -> tuple[int, int]:
-    """The whole lines holding [start, end), without the last one's line break."""
-    s = data.rfind(b"\n", 0, start) + 1
-    e = data.find(b"\n", max(start, end - 1))
-    return s, len(data) if e < 0 else e
-
-
-@dataclass(eq=False)
-class SearchRecord:
-    """A search answer and what the harness knew when it was given."""
-
-    result: str
-    query: str
-    scope: str
-    pattern: re.Pattern[bytes]
-    seen: dict[str, set[bytes]]
-    """Per file with matches, the bytes the answer's offsets may come from: the file as it is
-    when searched, or for a watching face one of its versions within the watcher's tick."""
-    matches: list[tuple[str, int, int]]
-    complete: bool
-
-    def __repr__(self) -> str:
-        return f"<{self.result} {self.query!r} in {self.scope}: {len(self.matches)} matches>"
-
-
-@dataclass(eq=False)
-class EditRecord:
-    """A successful edit: per file the bytes it was applied to and the bytes it left."""
-
-    result: str
-    op: str
-    files: dict[str, tuple[bytes, bytes]]
-    ranges: list[tuple[str, int, int]]
-    undone: bool = False
-
-    def __repr__(self) -> str:
-        return f"<{self.result} {self.op} of {sorted(self.files)}>"
-
-
-@dataclass(frozen=True)
-class Fault:
-    """At call ``nth`` of ``point``, the hook performs ``action`` on ``target`` (-1: the file
-    the hook names, or for ``planned`` the edit's first file; else an index into the files)."""
-
-    point: str
-    nth: int
-    action: str
-    target: int
-    content: str
-
-
-class Selected:
-    """Which ranges reference ``rec``/``unit``/``n`` selects in a file's bytes."""
-
-    def __init__(self, rec: SearchRecord, unit: str, n: int | None) -> None:
-        self.rec, self.unit, self.n = rec, unit, n
-        self.ref = f"{rec.result}:{'all' if n is None else n}:{unit}"
-
-    @property
-    def single(self) -> bool:
-        return self.n is not None
-
-    def paths(self, refreshed: bool, start: Tree) -> list[str]:
-        if self.n is not None:
-            return [self.rec.matches[self.n - 1][0]] if self.n <= len(self.rec.matches) else []
-        paths = {p for p, _, _ in self.rec.matches}
-        if refreshed:
-            paths |= set(searchable(start, self.rec.scope))
-        return sorted(paths)
-
-    def ranges(self, path: str, data: bytes) -> list[tuple[int, int]] | Refuse:
-        if self.n is not None:
-            if data not in self.rec.seen.get(path, ()):
-                return Refuse(
-                    "stale-single", f"{self.ref}: {path} holds other bytes than its search saw"
-                )
-            _, s, e = self.rec.matches[self.n - 1]
-            return [line_span(data, s, e) if self.unit == "line" else (s, e)]
-        occ = [(m.start(), m.end()) for m in self.rec.pattern.finditer(data)]
-        if self.unit == "line":
-            occ = sorted({line_span(data, s, e) for s, e in occ})
-        return occ
-
-
-Verified = Callable[[str], bytes | None]
-
-
-def expect_simple(
-    op: str,
-    sel: Selected,
-    refreshed: bool,
-    start: Tree,
-    verified: Verified,
-    text: bytes,
-    where: str,
-) -> dict[str, bytes] | Refuse:
-    """The files a replace/insert/delete must leave, from the bytes each was verified against."""
-    if sel.single and sel.n is not None and sel.n > len(sel.rec.matches):
-        return Refuse("no-such-match", f"{sel.ref}: the result has {len(sel.rec.matches)} matches")
-    out: dict[str, bytes] = {}
-    for path in sel.paths(refreshed, start):
-        data = verified(path)
-        if data is None or path == SECRET:
-            if sel.single:
-                return Refuse(
-                    "not-regular", f"{path} is not a regular workspace file reached from the root"
-                )
-            continue
-        ranges = sel.ranges(path, data)
-        if isinstance(ranges, Refuse):
-            return ranges
-        if not ranges:
-            continue
-        if op == "replace":
-            sps = [Sp(s, e, text) for s, e in ranges]
-        elif op == "insert":
-            sps = [Sp(s, s, text) if where == "before" else Sp(e, e, text) for s, e in ranges]
-        else:
-            sps = [Sp(s, e, b"", sel.unit == "line") for s, e in ranges]
-        new = apply_splices(data, sps)
-        if new is None:
-            return Refuse("overlap", f"overlapping ranges in {path}")
-        out[path] = new
-    if all(out[p] == verified(p) for p in out):
-        return Refuse("changes-nothing", "the edit changes nothing")
-    return out
-
-
-def expect_copy(
-    sel: Selected,
-    move: bool,
-    target: str,
-    line: int,
-    refreshed: bool,
-    start: Tree,
-    verified: Verified,
-) -> dict[str, bytes] | Refuse:
-    """The files a copy/move to ``target:line`` must leave (the moved-from files verified)."""
-    if sel.single and sel.n is not None and sel.n > len(sel.rec.matches):
-        return Refuse("no-such-match", f"{sel.ref}: the result has {len(sel.rec.matches)} matches")
-    pieces: list[tuple[str, int, int, bytes]] = []
-    sources: dict[str, bytes] = {}
-    for path in sel.paths(refreshed, start):
-        # a moved-from file is verified under the lock; a copied-from one was read when the
-        # reference resolved, i.e. as the step began
-        data = verified(path) if move else data_of(start.get(path))
-        if data is None or path == SECRET:
-            if sel.single:
-                return Refuse(
-                    "not-regular", f"{path} is not a regular workspace file reached from the root"
-                )
-            continue
-        ranges = sel.ranges(path, data)
-        if isinstance(ranges, Refuse):
-            return ranges
-        sources[path] = data
-        pieces += [(path, s, e, data[s:e]) for s, e in ranges]
-    tdata = verified(target)
-    if tdata is None or target == SECRET:
-        return Refuse("target-not-regular", f"the target {target} is not a regular workspace file")
-    if tdata != data_of(start.get(target)):
-        return Refuse("target-changed", f"the target {target} changed after its line was resolved")
-    count = tdata.count(b"\n") + 1
-    lines = count - 1 if tdata.endswith(b"\n") else count
-    if line > lines + 1:
-        return Refuse("line-out-of-range", f"{target} has {lines} lines, the target line is {line}")
-    starts = [0] + [i + 1 for i, c in enumerate(tdata) if c == 10]
-    offset = starts[line - 1] if line <= count else len(tdata)
-    all_lines = sel.unit == "line"
-    blob = (b"\n" if all_lines else b"").join(p[3] for p in pieces)
-    if all_lines and not blob.endswith(b"\n"):
-        blob += b"\n"
-    if offset == len(tdata) and tdata and not tdata.endswith(b"\n"):
-        blob = b"\n" + blob.rstrip(b"\n")
-    splices: dict[str, list[Sp]] = {target: [Sp(offset, offset, blob)]}
-    if move:
-        for path, s, e, _ in pieces:
-            if path == target and s < offset < e:
-                return Refuse("move-into-itself", "a move into the moved text itself")
-            splices.setdefault(path, []).append(Sp(s, e, b"", all_lines))
-    out: dict[str, bytes] = {}
-    for path, sps in splices.items():
-        base = tdata if path == target else sources[path]
-        new = apply_splices(base, sps)
-        if new is None:
-            return Refuse("overlap", f"overlapping ranges in {path}")
-        out[path] = new
-    if all(out[p] == verified(p) for p in out):
-        return Refuse("changes-nothing", "the edit changes nothing")
-    return out
-
-
-def _copied_from(sel: Selected, target: str, refreshed: bool, start: Tree) -> list[str]:
-    """The files whose text a copy pastes (other than its target): those its selection has a
-    range in, in their bytes when the reference resolved."""
-    out = []
-    for path in sel.paths(refreshed, start):
-        data = data_of(start.get(path))
-        if path != target and data is not None:
-            ranges = sel.ranges(path, data)
-            if not isinstance(ranges, Refuse) and ranges:
-                out.append(path)
-    return out
-
-
-def expect_undo(rec: EditRecord, verified: Verified) -> dict[str, bytes] | Refuse:
-    if rec.undone:
-        return Refuse("undone-already", f"{rec.result} was undone already")
-    out = {}
-    for path, (old, new) in rec.files.items():
-        if verified(path) != new or path == SECRET:
-            return Refuse("changed-since", f"{path} no longer holds what {rec.result} wrote")
-        out[path] = old
-    return out
-
-
-# -- the run's account -------------------------------------------------------------------------
-
-
-class SafetyViolation(AssertionError):
-    """An invariant did not hold (strict mode)."""
-
-
-class StepTimeout(BaseException):
-    """A sleuth call did not return in time (a hang); a BaseException so no handler eats it."""
-
-
-@dataclass
-class Report:
-    """Counts of one run and its violations (first occurrence of each kind, with its steps)."""
-
-    strict: bool = True
-    only: str | None = None
-    """In strict mode, raise only for violation kinds starting with this (others are counted):
-    to shrink one kind of violation to a minimal sequence while others are around."""
-    hang_s: float = 20.0
-    hang_after_first_s: float = 3.0
-    steps: int = 0
-    examples: int = 0
-    hangs: int = 0
-    rules: Counter[str] = field(default_factory=Counter)
-    edits: Counter[str] = field(default_factory=Counter)
-    hook_calls: Counter[str] = field(default_factory=Counter)
-    faults: Counter[str] = field(default_factory=Counter)
-    violations: Counter[str] = field(default_factory=Counter)
-    first: dict[str, str] = field(default_factory=dict)
-
-    @property
-    def timeout(self) -> float:
-        return self.hang_after_first_s if self.hangs else self.hang_s
-
-    def summary(self) -> str:
-        lines = [
-            f"steps {self.steps}, examples {self.examples}, hangs {self.hangs}",
-            f"rules {dict(sorted(self.rules.items()))}",
-            f"edits {dict(sorted(self.edits.items()))}",
-            f"hook calls {dict(sorted(self.hook_calls.items()))}",
-            f"faults fired {dict(sorted(self.faults.items()))}",
-            f"violations {dict(sorted(self.violations.items())) or 'none'}",
-        ]
-        for kind in sorted(self.first):
-            lines.append(f"--- first {kind} ---\n{self.first[kind]}")
-        return "\n".join(lines)
-
-
-@contextlib.contextmanager
-def deadline(seconds: float) -> Iterator[None]:
-    """``StepTimeout`` when the body runs longer than ``seconds`` (and every second after)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def on_alarm(_signum: int, _frame: FrameType | None) -> None:
-        raise StepTimeout()
-
-    old = signal.signal(signal.SIGALRM, on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, seconds, 1.0)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old)
-
-
-@contextlib.contextmanager
-def settled_watchers() -> Iterator[None]:
-    """Let a watcher be trusted at once (``SETTLE_S`` = 0): the machine itself waits until the
-    watcher reports a probe write, which is what the settle time stands in for, so a run's
-    examples (a second or two each) exercise the cached-listing path of a long-lived server."""
-    from sleuth.workspace import watch
-
-    old = getattr(watch, "SETTLE_S", None)
-    if old is not None:
-        watch.SETTLE_S = 0.0
-    try:
-        yield
-    finally:
-        if old is not None:
-            watch.SETTLE_S = old
-
-
-def _wait_for_watcher(wb: Workbench, root: Path, timeout: float = 5.0) -> None:
-    """Block until the workbench's watcher is trusted and has reported a write of ours."""
-    ws = wb.workspace
-    until = time.monotonic() + timeout
-    while ws.generation is None and time.monotonic() < until:
-        time.sleep(0.005)
-    before = ws.generation
-    if before is None:
-        return  # the watcher never became trusted: every query walks, which is fine too
-    probe = root / ".harness-probe"
-    probe.write_bytes(b"probe\n")
-    probe.unlink()
-    while ws.generation == before and time.monotonic() < until:
-        time.sleep(0.002)
-
-
-# -- strategies --------------------------------------------------------------------------------
-
-TOKEN = st.sampled_from(TOKENS)
-TEXT = st.lists(st.sampled_from((*TOKENS, " ", "\n")), min_size=1, max_size=3).map("".join)
-CONTENT = st.tuples(
-    st.lists(st.lists(TOKEN, max_size=3).map(" ".join), max_size=3), st.booleans()
-).map(lambda t: "\n".join(t[0]) + ("\n" if t[1] and t[0] else ""))
-PICK = st.integers(0, 15)
-SELECTION = st.tuples(st.sampled_from(("match", "line")), st.one_of(st.none(), st.integers(1, 4)))
-FAULT = st.one_of(
-    st.none(),
-    st.builds(
-        Fault,
-        point=st.sampled_from(POINTS),
-        nth=st.integers(0, 1),
-        action=st.sampled_from(FAULT_ACTIONS),
-        target=st.integers(-1, 5),
-        content=CONTENT,
-    ),
-)
-SCOPES = ("/", "/", "/", SUB, "a.txt", ORIG)
-
-
-def _pattern(query: str) -> re.Pattern[bytes]:
-    body = query.removeprefix("regex:")
-    if query.startswith("regex:"):
-        return re.compile(body.encode())
-    return re.compile(re.escape(body.encode()))
 
 
 # -- the machine -------------------------------------------------------------------------------
@@ -714,7 +194,7 @@ class SafetyMachine(RuleBasedStateMachine):
         self.hook_error: BaseException | None = None
         self.wb = Workbench(self.root, watch=self.watch)
         if self.watch:
-            _wait_for_watcher(self.wb, self.root)
+            wait_for_watcher(self.wb, self.root)
         self.wb.workspace.fault_hook = self._hook
 
     def teardown(self) -> None:
@@ -1019,7 +499,7 @@ class SafetyMachine(RuleBasedStateMachine):
             if more is None:
                 return None
             answer = {**more, "matches": answer["matches"] + more["matches"]}
-        pattern = _pattern(query)
+        pattern = query_pattern(query)
         got = [(m["path"], m["start_byte"], m["end_byte"]) for m in answer["matches"]]
         what = f"search {query!r} path={scope}"
         seen = self.check_found(what, got, scope, pattern, answer["complete"])
@@ -1408,7 +888,7 @@ class SafetyMachine(RuleBasedStateMachine):
             lambda refreshed, start, verified: expect_copy(
                 s, move, target, line, refreshed, start, verified
             ),
-            copied=None if move else functools.partial(_copied_from, s, target),
+            copied=None if move else functools.partial(copied_from, s, target),
         )
 
     @rule(

@@ -20,6 +20,7 @@ run: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/ruff check sleuth tests benchmarks
+	$(BIN)/ruff format --check sleuth tests benchmarks
 	$(BIN)/mypy sleuth
 	$(BIN)/python -m pytest -n 2 tests
 

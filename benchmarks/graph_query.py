@@ -97,9 +97,13 @@ APPEND = {
 APPEND[".h"] = APPEND[".c"]
 # A comment put before the first line: every position moves, no declaration or import changes
 # (the usual agent edit is inside a body; the graph re-resolves only the edited file then).
-PREPEND = {".py": "# sleuth bench {n}\n", ".ts": "// sleuth bench {n}\n",
-           ".js": "// sleuth bench {n}\n", ".c": "/* sleuth bench {n} */\n",
-           ".h": "/* sleuth bench {n} */\n"}
+PREPEND = {
+    ".py": "# sleuth bench {n}\n",
+    ".ts": "// sleuth bench {n}\n",
+    ".js": "// sleuth bench {n}\n",
+    ".c": "/* sleuth bench {n} */\n",
+    ".h": "/* sleuth bench {n} */\n",
+}
 
 
 def named_trees(names: list[str]) -> list[tuple[str, Path]]:
@@ -113,7 +117,10 @@ def named_trees(names: list[str]) -> list[tuple[str, Path]]:
             if path.is_dir():
                 out.append(("kernel drivers/net", path))
             else:
-                print(f"skipping kernel-net: {path} is not there (benchmarks/corpora.py kernel)", file=sys.stderr)
+                print(
+                    f"skipping kernel-net: {path} is not there (benchmarks/corpora.py kernel)",
+                    file=sys.stderr,
+                )
         else:
             path = Path(name).expanduser().resolve()
             out.append((path.name, path))
@@ -154,7 +161,11 @@ def baseline(wb: Workbench, files: list[str]) -> dict[str, float]:
             datas.append((path, ft.data, language_for_path(path) or ""))
     parse_s, _ = timed(lambda: [parse(lang, data) for _, data, lang in datas])
     tags_s, _ = timed(lambda: [extract_tags(p, data, lang) for p, data, lang in datas])
-    return {"parse_s": parse_s, "tags_s": tags_s, "bytes_mb": sum(len(d) for _, d, _ in datas) / 1e6}
+    return {
+        "parse_s": parse_s,
+        "tags_s": tags_s,
+        "bytes_mb": sum(len(d) for _, d, _ in datas) / 1e6,
+    }
 
 
 def median_ms(fn: Callable[[], Any], rounds: int) -> float:
@@ -281,7 +292,9 @@ def most_read_class(wb: Workbench) -> tuple[str, str, str] | None:
     return None if best is None else best[1:]
 
 
-def member_then_update(wb: Workbench, root: Path, target: tuple[str, str, str]) -> tuple[float, int]:
+def member_then_update(
+    wb: Workbench, root: Path, target: tuple[str, str, str]
+) -> tuple[float, int]:
     """A method inserted into the most-read class from outside, noticed by a watching
     workbench: (seconds the graph takes to take it in, how many files it resolved again).
     The file is restored afterwards."""
@@ -325,9 +338,22 @@ def cli_calls(root: Path, path: str, rounds: int) -> dict[str, float]:
     """Median ms of ``sleuth search graph:PATH --json`` in a fresh process (it reads the part
     of the current cache it needs), and of the same answer from a fresh process that loads
     the whole cache; both answers must agree."""
+
     def cli() -> str:
-        cmd = [sys.executable, "-m", "sleuth", "search", f"graph:{path}", "--root", str(root),
-               "--limit", "20", "--depth", str(nonce()), "--json"]
+        cmd = [
+            sys.executable,
+            "-m",
+            "sleuth",
+            "search",
+            f"graph:{path}",
+            "--root",
+            str(root),
+            "--limit",
+            "20",
+            "--depth",
+            str(nonce()),
+            "--json",
+        ]
         return subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
 
     def whole() -> str:
@@ -362,8 +388,12 @@ def edit_series(
     it is kept yet, so it is parsed and tagged whole), then the median of ``rounds`` body
     edits and of ``rounds`` more appended functions (re-tagged where they touch), and the
     watcher's latency."""
-    out: dict[str, list[float]] = {f"first_{face}_ms": [], f"edit_{face}_ms": [],
-                                   f"body_{face}_ms": [], f"watcher_{face}_ms": []}
+    out: dict[str, list[float]] = {
+        f"first_{face}_ms": [],
+        f"edit_{face}_ms": [],
+        f"body_{face}_ms": [],
+        f"watcher_{face}_ms": [],
+    }
     for p, n in targets:
         first, noticed = edit_then_query(wb, root, p, n)
         out[f"first_{face}_ms"].append(first * 1000)
@@ -409,7 +439,9 @@ def measure(
         out["files"] = len(files)
         out.update(baseline(wb, files))
         second = Workbench(root, servers=False)
-        out["cache_load_s"], _ = timed(lambda: second.search("graph:", limit=20, depth=nonce()).to_json())
+        out["cache_load_s"], _ = timed(
+            lambda: second.search("graph:", limit=20, depth=nonce()).to_json()
+        )
         second.close()
         top = ranked["matches"][0]
         out["top"] = f"{top['path']}::{top['graph']['name']}"
@@ -442,8 +474,12 @@ def measure(
             cold = Workbench(fresh, servers=False)
             profile("cold graph: build (fresh copy)", lambda: cold.search("graph:", limit=20))
             cold.close()
-            profile("warm graph: (watched)", lambda: watched.search("graph:", limit=20, depth=nonce()))
-            profile("warm graph:PATH (unwatched)", lambda: wb.search(f"graph:{path}", depth=nonce()))
+            profile(
+                "warm graph: (watched)", lambda: watched.search("graph:", limit=20, depth=nonce())
+            )
+            profile(
+                "warm graph:PATH (unwatched)", lambda: wb.search(f"graph:{path}", depth=nonce())
+            )
             p, n = targets[0]
             profile("edit -> next graph:PATH (unwatched)", lambda: edit_then_query(wb, root, p, n))
         watched.close()
@@ -452,8 +488,20 @@ def measure(
 
 
 def run_child(label: str, path: Path, args: argparse.Namespace, trace: bool) -> dict[str, Any]:
-    cmd = [sys.executable, __file__, "--one", str(path), "--label", label, "--rounds", str(args.rounds),
-           "--edits", str(args.edits), "--edit-rounds", str(args.edit_rounds)]
+    cmd = [
+        sys.executable,
+        __file__,
+        "--one",
+        str(path),
+        "--label",
+        label,
+        "--rounds",
+        str(args.rounds),
+        "--edits",
+        str(args.edits),
+        "--edit-rounds",
+        str(args.edit_rounds),
+    ]
     if trace:
         cmd.append("--trace-run")
     if args.profile and not trace:
@@ -497,22 +545,38 @@ def markdown(results: list[dict[str, Any]]) -> str:
             ("unwatched, edit written from outside", "unwatched", r["warm"]),
             ("watching (`watch=True`), edit noticed by the watcher", "watched", r["warm_watched"]),
         ):
-            rows.append(f"| {r['tree']} | {face} | {w['graph:PATH']:.0f} | {w['graph:#ID']:.0f} | "
-                        f"{w['graph:']:.0f} | {fmt_ms(r[f'first_{key}_ms'])} | "
-                        f"{fmt_ms(r[f'edit_{key}_ms'])} | {fmt_ms(r[f'body_{key}_ms'])} |")
+            rows.append(
+                f"| {r['tree']} | {face} | {w['graph:PATH']:.0f} | {w['graph:#ID']:.0f} | "
+                f"{w['graph:']:.0f} | {fmt_ms(r[f'first_{key}_ms'])} | "
+                f"{fmt_ms(r[f'edit_{key}_ms'])} | {fmt_ms(r[f'body_{key}_ms'])} |"
+            )
     rows.append("")
-    rows += [f"Graph update alone after a body edit (watching; re-tag, re-resolve, cache row, no "
-             f"answer), {r['tree']}: {fmt_ms(r['update_watched_ms'])} ms." for r in results
-             if "update_watched_ms" in r]
-    rows += [f"A method inserted into the most-read class, {r['member_class']} (watching, "
-             f"update alone): {fmt_ms(r['member_ms'])} ms, first edit of that file "
-             f"{r['member_first_ms']:.0f} ms; files resolved again: "
-             f"{', '.join(map(str, r['member_resolved']))}." for r in results if "member_ms" in r]
-    rows += [f"One `graph:PATH` per process, {r['tree']} ({r['top'].split('::')[0]}): the CLI, reading "
-             f"only the part of the cache it shows, {r['cli_part_ms']:.0f} ms; a process loading the whole "
-             f"cache {r['cli_whole_ms']:.0f} ms." for r in results if "cli_part_ms" in r]
-    rows += [f"Watcher latency (write -> generation moves), {r['tree']}: {fmt_ms(r['watcher_watched_ms'])} ms; "
-             f"edited: {', '.join(r['edit_files'])}; top-ranked: {r['top']}." for r in results]
+    rows += [
+        f"Graph update alone after a body edit (watching; re-tag, re-resolve, cache row, no "
+        f"answer), {r['tree']}: {fmt_ms(r['update_watched_ms'])} ms."
+        for r in results
+        if "update_watched_ms" in r
+    ]
+    rows += [
+        f"A method inserted into the most-read class, {r['member_class']} (watching, "
+        f"update alone): {fmt_ms(r['member_ms'])} ms, first edit of that file "
+        f"{r['member_first_ms']:.0f} ms; files resolved again: "
+        f"{', '.join(map(str, r['member_resolved']))}."
+        for r in results
+        if "member_ms" in r
+    ]
+    rows += [
+        f"One `graph:PATH` per process, {r['tree']} ({r['top'].split('::')[0]}): the CLI, reading "
+        f"only the part of the cache it shows, {r['cli_part_ms']:.0f} ms; a process loading the whole "
+        f"cache {r['cli_whole_ms']:.0f} ms."
+        for r in results
+        if "cli_part_ms" in r
+    ]
+    rows += [
+        f"Watcher latency (write -> generation moves), {r['tree']}: {fmt_ms(r['watcher_watched_ms'])} ms; "
+        f"edited: {', '.join(r['edit_files'])}; top-ranked: {r['top']}."
+        for r in results
+    ]
     return "\n".join(rows)
 
 
@@ -521,7 +585,9 @@ def main() -> None:
     ap.add_argument("--tree", action="append", help="django, kernel-net or a folder (repeatable)")
     ap.add_argument("--rounds", type=int, default=5, help="warm rounds per query (median)")
     ap.add_argument("--edits", type=int, default=3, help="files edited for the update timing")
-    ap.add_argument("--edit-rounds", type=int, default=3, help="edits of each kind per file (median)")
+    ap.add_argument(
+        "--edit-rounds", type=int, default=3, help="edits of each kind per file (median)"
+    )
     ap.add_argument("--tracemalloc", action="store_true", help="also trace the cold build's heap")
     ap.add_argument("--profile", action="store_true", help="cProfile warm and incremental queries")
     ap.add_argument("--markdown", action="store_true")
@@ -530,8 +596,15 @@ def main() -> None:
     ap.add_argument("--trace-run", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.one:
-        res = measure(args.label or args.one, Path(args.one), args.rounds, args.edits, args.trace_run,
-                      args.profile, args.edit_rounds)
+        res = measure(
+            args.label or args.one,
+            Path(args.one),
+            args.rounds,
+            args.edits,
+            args.trace_run,
+            args.profile,
+            args.edit_rounds,
+        )
         print(json.dumps(res))
         return
     results = []

@@ -136,13 +136,33 @@ def _ratio(rows: Sequence[Row], key: Callable[[Row], float]) -> float:
 
 
 def render(rows: Sequence[Row], markdown: bool) -> str:
-    head = ["files", "resolve ms (in-process)", "CLI ms (cold `sleuth read`)", "file lookups",
-            "walks", "scan ms (re-search, no index)"]
-    cells = [[f"{r.files:,}", f"{r.resolve_ms:.2f}", f"{r.cli_ms:.0f}", f"{r.files_read:g}",
-              f"{r.walks:g}", f"{r.scan_ms:.0f}"] for r in rows]
-    ratio = [f"{rows[-1].files // rows[0].files}x files", f"{_ratio(rows, lambda r: r.resolve_ms):.2f}x",
-             f"{_ratio(rows, lambda r: r.cli_ms):.2f}x", "", "",
-             f"{_ratio(rows, lambda r: r.scan_ms):.1f}x"]
+    head = [
+        "files",
+        "resolve ms (in-process)",
+        "CLI ms (cold `sleuth read`)",
+        "file lookups",
+        "walks",
+        "scan ms (re-search, no index)",
+    ]
+    cells = [
+        [
+            f"{r.files:,}",
+            f"{r.resolve_ms:.2f}",
+            f"{r.cli_ms:.0f}",
+            f"{r.files_read:g}",
+            f"{r.walks:g}",
+            f"{r.scan_ms:.0f}",
+        ]
+        for r in rows
+    ]
+    ratio = [
+        f"{rows[-1].files // rows[0].files}x files",
+        f"{_ratio(rows, lambda r: r.resolve_ms):.2f}x",
+        f"{_ratio(rows, lambda r: r.cli_ms):.2f}x",
+        "",
+        "",
+        f"{_ratio(rows, lambda r: r.scan_ms):.1f}x",
+    ]
     if markdown:
         lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
         lines += ["| " + " | ".join(c) + " |" for c in cells]
@@ -180,11 +200,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             shutil.rmtree(base, ignore_errors=True)
     print(render(rows, args.markdown))
     last, first = rows[-1], rows[0]
-    print(f"\nlargest/smallest ({last.files:,} / {first.files:,} files): resolve "
-          f"{_ratio(rows, lambda r: r.resolve_ms):.2f}x, CLI {_ratio(rows, lambda r: r.cli_ms):.2f}x, "
-          f"scan {_ratio(rows, lambda r: r.scan_ms):.1f}x")
-    print(f"({platform.python_implementation()} {platform.python_version()}, "
-          f"{os.cpu_count()} CPUs; medians of {args.reads} in-process and {args.cli} CLI reads)")
+    print(
+        f"\nlargest/smallest ({last.files:,} / {first.files:,} files): resolve "
+        f"{_ratio(rows, lambda r: r.resolve_ms):.2f}x, CLI {_ratio(rows, lambda r: r.cli_ms):.2f}x, "
+        f"scan {_ratio(rows, lambda r: r.scan_ms):.1f}x"
+    )
+    print(
+        f"({platform.python_implementation()} {platform.python_version()}, "
+        f"{os.cpu_count()} CPUs; medians of {args.reads} in-process and {args.cli} CLI reads)"
+    )
     return 0
 
 

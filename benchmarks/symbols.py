@@ -123,11 +123,29 @@ def measure(root: Path, server: str, rounds: int) -> list[Row]:
 
 
 def render(rows: Sequence[Row], markdown: bool) -> str:
-    head = ["server", "query", "first answer s (cold)", "warm ms (median)", "target ms",
-            "meets target", "matches", "complete"]
-    cells = [[r.server, r.query.label, f"{r.first_s:.2f}", f"{r.warm_ms:.0f}",
-              f"< {r.query.target_ms:.0f}", "yes" if r.warm_ms < r.query.target_ms else "no",
-              str(r.matches), "yes" if r.complete else "no"] for r in rows]
+    head = [
+        "server",
+        "query",
+        "first answer s (cold)",
+        "warm ms (median)",
+        "target ms",
+        "meets target",
+        "matches",
+        "complete",
+    ]
+    cells = [
+        [
+            r.server,
+            r.query.label,
+            f"{r.first_s:.2f}",
+            f"{r.warm_ms:.0f}",
+            f"< {r.query.target_ms:.0f}",
+            "yes" if r.warm_ms < r.query.target_ms else "no",
+            str(r.matches),
+            "yes" if r.complete else "no",
+        ]
+        for r in rows
+    ]
     if markdown:
         lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
         lines += ["| " + " | ".join(c) + " |" for c in cells]
@@ -146,11 +164,17 @@ def _version(server: str) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--servers", nargs="+", default=list(SERVER_NAMES),
-                        choices=SERVER_NAMES, help="Python servers to measure")
+    parser.add_argument(
+        "--servers",
+        nargs="+",
+        default=list(SERVER_NAMES),
+        choices=SERVER_NAMES,
+        help="Python servers to measure",
+    )
     parser.add_argument("--rounds", type=int, default=7, help="warm calls per query (median)")
-    parser.add_argument("--tree", type=Path, default=None,
-                        help="a Django tree to copy (default: the cached corpus)")
+    parser.add_argument(
+        "--tree", type=Path, default=None, help="a Django tree to copy (default: the cached corpus)"
+    )
     parser.add_argument("--markdown", action="store_true", help="a table for RESULTS.md")
     parser.add_argument("--keep", action="store_true", help="keep the temporary copy")
     args = parser.parse_args(argv)
@@ -169,11 +193,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             shutil.rmtree(base, ignore_errors=True)
     print(render(rows, args.markdown))
-    print(f"\n(Django tree {source.name}; servers: "
-          + ", ".join(f"{k} {v}" for k, v in versions.items())
-          + f"; {platform.python_implementation()} {platform.python_version()}, "
-          f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}; warm = median of "
-          f"{args.rounds} calls)")
+    print(
+        f"\n(Django tree {source.name}; servers: "
+        + ", ".join(f"{k} {v}" for k, v in versions.items())
+        + f"; {platform.python_implementation()} {platform.python_version()}, "
+        f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}; warm = median of "
+        f"{args.rounds} calls)"
+    )
     return 0
 
 

@@ -187,7 +187,9 @@ class Workbench:
             return result
         return self._pager.first_page(self._prepare(req))
 
-    def read(self, target: str, *, offset: int | None = None, limit: int | None = None) -> ReadResult:
+    def read(
+        self, target: str, *, offset: int | None = None, limit: int | None = None
+    ) -> ReadResult:
         """The text a path (with a line window) or a reference selects; registers a RESULT#."""
         return self._views.read(target, offset, limit)
 
@@ -201,7 +203,9 @@ class Workbench:
         """Replace every range ``ref`` selects with ``text``."""
         return self._editor.replace(ref, text)
 
-    def insert(self, ref: str, text: str, *, where: Literal["before", "after"] = "before") -> ReadResult:
+    def insert(
+        self, ref: str, text: str, *, where: Literal["before", "after"] = "before"
+    ) -> ReadResult:
         """Insert ``text`` before (or after) every range ``ref`` selects."""
         return self._editor.insert(ref, text, where)
 

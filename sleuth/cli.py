@@ -98,8 +98,9 @@ class Engine(Protocol):
         depth: int | None = None,
     ) -> Result: ...
 
-    def read(self, target: str, *, offset: int | None = None,
-             limit: int | None = None) -> Result: ...
+    def read(
+        self, target: str, *, offset: int | None = None, limit: int | None = None
+    ) -> Result: ...
 
     def select(self, ref: str, items: Sequence[int]) -> Result: ...
 
@@ -107,8 +108,9 @@ class Engine(Protocol):
 
     def replace(self, ref: str, text: str) -> Result: ...
 
-    def insert(self, ref: str, text: str, *,
-               where: Literal["before", "after"] = "before") -> Result: ...
+    def insert(
+        self, ref: str, text: str, *, where: Literal["before", "after"] = "before"
+    ) -> Result: ...
 
     def delete(self, ref: str) -> Result: ...
 
@@ -181,13 +183,21 @@ def _search_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--context", type=int, default=1, metavar="N", help="context lines")
     parser.add_argument("--lang", default=None, help="language for ast: and symbols: queries")
     parser.add_argument("--navigation", default=None, choices=["references"])
-    parser.add_argument("--selector", default=None, metavar="KIND",
-                        help="ast: the node kind to report inside a context pattern")
-    parser.add_argument("--strictness", default=None,
-                        choices=["cst", "smart", "ast", "relaxed", "signature"],
-                        help="ast: how strictly the pattern must match (default smart)")
-    parser.add_argument("--depth", type=int, default=None, metavar="N",
-                        help="graph: how far to follow dependents")
+    parser.add_argument(
+        "--selector",
+        default=None,
+        metavar="KIND",
+        help="ast: the node kind to report inside a context pattern",
+    )
+    parser.add_argument(
+        "--strictness",
+        default=None,
+        choices=["cst", "smart", "ast", "relaxed", "signature"],
+        help="ast: how strictly the pattern must match (default smart)",
+    )
+    parser.add_argument(
+        "--depth", type=int, default=None, metavar="N", help="graph: how far to follow dependents"
+    )
     parser.add_argument("-i", "--ignore-case", action="store_true", help="case-insensitive")
 
 
@@ -246,13 +256,17 @@ class ReadRequest:
     limit: int | None = None
 
     @classmethod
-    def build(cls, target: str, *, offset: int | None = None,
-              limit: int | None = None) -> ReadRequest:
+    def build(
+        cls, target: str, *, offset: int | None = None, limit: int | None = None
+    ) -> ReadRequest:
         if not isinstance(target, str) or not target:
             raise InvalidQuery("read needs a target: a path or a reference")
         check_text(target, "target")
-        return cls(target, _positive(offset, "offset is the first line to read (1-based)"),
-                   _positive(limit, "limit is the number of lines to read"))
+        return cls(
+            target,
+            _positive(offset, "offset is the first line to read (1-based)"),
+            _positive(limit, "limit is the number of lines to read"),
+        )
 
 
 @dataclass(frozen=True)
@@ -280,13 +294,17 @@ class IndexRequest:
 
 
 def _read_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("target", metavar="TARGET",
-                        help="a path, or a reference: SEARCH#H:N:match, SEARCH#H:all:line, "
-                             "RESULT#ID ...")
-    parser.add_argument("--offset", type=int, default=None, metavar="N",
-                        help="first line to show (1-based)")
-    parser.add_argument("--limit", type=int, default=None, metavar="N",
-                        help="number of lines to show")
+    parser.add_argument(
+        "target",
+        metavar="TARGET",
+        help="a path, or a reference: SEARCH#H:N:match, SEARCH#H:all:line, RESULT#ID ...",
+    )
+    parser.add_argument(
+        "--offset", type=int, default=None, metavar="N", help="first line to show (1-based)"
+    )
+    parser.add_argument(
+        "--limit", type=int, default=None, metavar="N", help="number of lines to show"
+    )
 
 
 def _read_request(ns: argparse.Namespace) -> ReadRequest:
@@ -300,8 +318,9 @@ def run_read(engine: Engine, request: ReadRequest) -> dict[str, Any]:
 
 def _select_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("ref", metavar="REF", help="a result: SEARCH#H or RESULT#ID")
-    parser.add_argument("items", metavar="N", type=int, nargs="+",
-                        help="match numbers (#n) to keep")
+    parser.add_argument(
+        "items", metavar="N", type=int, nargs="+", help="match numbers (#n) to keep"
+    )
 
 
 def _select_request(ns: argparse.Namespace) -> SelectRequest:
@@ -366,8 +385,15 @@ class EditRequest:
     to: str = ""
 
     @classmethod
-    def build(cls, verb: str, ref: str, *, text: str | None = None, where: str = "before",
-              to: str | None = None) -> EditRequest:
+    def build(
+        cls,
+        verb: str,
+        ref: str,
+        *,
+        text: str | None = None,
+        where: str = "before",
+        to: str | None = None,
+    ) -> EditRequest:
         """Validate one edit's arguments (no I/O); ``invalid_query`` names what is wrong."""
         if verb not in EDIT_VERBS:
             raise InvalidQuery(f"unknown edit {verb!r}: one of {', '.join(EDIT_VERBS)}")
@@ -384,7 +410,9 @@ class EditRequest:
             if len(text) > cap:
                 raise InvalidQuery(
                     f"edit text too large ({len(text)} characters, at most {cap}): "
-                    "nothing was written", details={"length": len(text), "max": cap})
+                    "nothing was written",
+                    details={"length": len(text), "max": cap},
+                )
         elif text is not None:
             raise InvalidQuery(f"{verb} takes no text")
         if where not in ("before", "after"):
@@ -417,30 +445,42 @@ def read_text_input(text_file: str | None, stdin: BinaryIO | None = None) -> str
             with open(text_file, "rb") as fh:
                 data = fh.read(cap + 1)
         except OSError as exc:
-            raise InvalidPath(f"cannot read --text-file {text_file}: {exc.strerror or exc}",
-                              details={"path": text_file}) from exc
+            raise InvalidPath(
+                f"cannot read --text-file {text_file}: {exc.strerror or exc}",
+                details={"path": text_file},
+            ) from exc
         source = text_file
     if len(data) > cap:
-        raise InvalidQuery(f"the text from {source} is over {cap} bytes: nothing was written",
-                           details={"max": cap})
+        raise InvalidQuery(
+            f"the text from {source} is over {cap} bytes: nothing was written", details={"max": cap}
+        )
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise InvalidQuery(f"the text from {source} is not UTF-8 (byte {exc.start}): "
-                           "nothing was written", details={"offset": exc.start}) from exc
+        raise InvalidQuery(
+            f"the text from {source} is not UTF-8 (byte {exc.start}): nothing was written",
+            details={"offset": exc.start},
+        ) from exc
 
 
 def _ref_argument(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("ref", metavar="REF",
-                        help="what to edit: SEARCH#H:N:match, SEARCH#H:all:line, RESULT#ID ...")
+    parser.add_argument(
+        "ref",
+        metavar="REF",
+        help="what to edit: SEARCH#H:N:match, SEARCH#H:all:line, RESULT#ID ...",
+    )
 
 
 def _text_arguments(parser: argparse.ArgumentParser) -> None:
     source = parser.add_mutually_exclusive_group()
     source.add_argument("--text", default=None, metavar="T", help="the new text")
-    source.add_argument("--text-file", default=None, metavar="FILE",
-                        help="read the new text from FILE ('-': stdin); without --text or "
-                             "--text-file it is read from stdin, byte for byte")
+    source.add_argument(
+        "--text-file",
+        default=None,
+        metavar="FILE",
+        help="read the new text from FILE ('-': stdin); without --text or "
+        "--text-file it is read from stdin, byte for byte",
+    )
 
 
 def _replace_arguments(parser: argparse.ArgumentParser) -> None:
@@ -451,10 +491,21 @@ def _replace_arguments(parser: argparse.ArgumentParser) -> None:
 def _insert_arguments(parser: argparse.ArgumentParser) -> None:
     _replace_arguments(parser)
     where = parser.add_mutually_exclusive_group()
-    where.add_argument("--before", dest="where", action="store_const", const="before",
-                       default="before", help="insert before each selected range (default)")
-    where.add_argument("--after", dest="where", action="store_const", const="after",
-                       help="insert after each selected range")
+    where.add_argument(
+        "--before",
+        dest="where",
+        action="store_const",
+        const="before",
+        default="before",
+        help="insert before each selected range (default)",
+    )
+    where.add_argument(
+        "--after",
+        dest="where",
+        action="store_const",
+        const="after",
+        help="insert after each selected range",
+    )
 
 
 def _delete_arguments(parser: argparse.ArgumentParser) -> None:
@@ -463,8 +514,9 @@ def _delete_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _copy_arguments(parser: argparse.ArgumentParser) -> None:
     _ref_argument(parser)
-    parser.add_argument("--to", required=True, metavar="TARGET",
-                        help="a reference, or PATH:LINE (before that line)")
+    parser.add_argument(
+        "--to", required=True, metavar="TARGET", help="a reference, or PATH:LINE (before that line)"
+    )
 
 
 def _undo_arguments(parser: argparse.ArgumentParser) -> None:
@@ -476,8 +528,13 @@ def _edit_request(verb: EditVerb) -> Callable[[argparse.Namespace], EditRequest]
         text: str | None = None
         if verb in ("replace", "insert"):
             text = ns.text if ns.text is not None else read_text_input(ns.text_file)
-        return EditRequest.build(verb, ns.ref, text=text, where=getattr(ns, "where", "before"),
-                                 to=getattr(ns, "to", None))
+        return EditRequest.build(
+            verb,
+            ns.ref,
+            text=text,
+            where=getattr(ns, "where", "before"),
+            to=getattr(ns, "to", None),
+        )
 
     return build
 
@@ -500,10 +557,17 @@ def run_edit(engine: Engine, request: EditRequest) -> dict[str, Any]:
     return result.to_json()
 
 
-def _edit_verb(verb: EditVerb, summary: str,
-               add_arguments: Callable[[argparse.ArgumentParser], None]) -> Verb:
-    return Verb(verb, summary, add_arguments, _edit_request(verb), run_edit,
-                partial(render.edit_human, verb=verb))
+def _edit_verb(
+    verb: EditVerb, summary: str, add_arguments: Callable[[argparse.ArgumentParser], None]
+) -> Verb:
+    return Verb(
+        verb,
+        summary,
+        add_arguments,
+        _edit_request(verb),
+        run_edit,
+        partial(render.edit_human, verb=verb),
+    )
 
 
 # --- rename / doctor (SPEC §7, §10) ---------------------------------------------------------
@@ -522,12 +586,16 @@ class RenameRequest:
         """Validate (no I/O): ``REF#NEW`` is split, the new name must be an identifier."""
         from sleuth.edit.rename import split_rename  # late: --help stays instant
 
-        ref = _non_empty(ref, "rename needs a reference to a symbol's name, e.g. "
-                              "SEARCH#1a2b3c4d:1:match (a symbols: match), and the new name")
+        ref = _non_empty(
+            ref,
+            "rename needs a reference to a symbol's name, e.g. "
+            "SEARCH#1a2b3c4d:1:match (a symbols: match), and the new name",
+        )
         check_text(ref, "ref")
         if new_name is not None:
-            new_name = check_text(_non_empty(new_name, "rename needs the new name: rename REF NEW"),
-                                  "new_name")
+            new_name = check_text(
+                _non_empty(new_name, "rename needs the new name: rename REF NEW"), "new_name"
+            )
         if not isinstance(force, bool):
             raise InvalidQuery(f"force is true or false, got {force!r}")
         return cls(*split_rename(ref, new_name), force=force)
@@ -542,19 +610,26 @@ class DoctorRequest:
 
 
 def _rename_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("ref", metavar="REF",
-                        help="the symbol: a symbols: match (SEARCH#H:N:match); or REF#NEW")
-    parser.add_argument("new_name", metavar="NEW", nargs="?", default=None,
-                        help="the new name (or write REF#NEW)")
-    parser.add_argument("--force", action="store_true",
-                        help="rename even where the new name is already used (else conflict, "
-                             "exit 3)")
+    parser.add_argument(
+        "ref", metavar="REF", help="the symbol: a symbols: match (SEARCH#H:N:match); or REF#NEW"
+    )
+    parser.add_argument(
+        "new_name", metavar="NEW", nargs="?", default=None, help="the new name (or write REF#NEW)"
+    )
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="rename even where the new name is already used (else conflict, exit 3)",
+    )
 
 
 def _doctor_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--recover", action="store_true",
-                        help="list interrupted edits that recovery left for you "
-                             "(.sleuth/recovered/), with each file and why")
+    parser.add_argument(
+        "--recover",
+        action="store_true",
+        help="list interrupted edits that recovery left for you "
+        "(.sleuth/recovered/), with each file and why",
+    )
 
 
 def _rename_request(ns: argparse.Namespace) -> RenameRequest:
@@ -581,28 +656,66 @@ def run_doctor(engine: Engine, request: DoctorRequest) -> JsonAnswer:
 VERBS: dict[str, Verb] = {
     verb.name: verb
     for verb in (
-        Verb("search", "search the workspace", _search_arguments, _search_request, run_search,
-             render.search_human),
-        Verb("read", "read a file or a reference (registers a RESULT#)", _read_arguments,
-             _read_request, run_read, render.read_human),
-        Verb("select", "keep some matches of a result as a RESULT#", _select_arguments,
-             _select_request, run_select, render.read_human),
-        Verb("index", "build or refresh the trigram index in .sleuth/", _no_arguments,
-             _index_request, run_index, render.index_human),
-        _edit_verb("replace", "replace what a reference selects with new text",
-                   _replace_arguments),
-        _edit_verb("insert", "insert text before (or after) what a reference selects",
-                   _insert_arguments),
-        _edit_verb("delete", "delete what a reference selects (whole lines for :line)",
-                   _delete_arguments),
+        Verb(
+            "search",
+            "search the workspace",
+            _search_arguments,
+            _search_request,
+            run_search,
+            render.search_human,
+        ),
+        Verb(
+            "read",
+            "read a file or a reference (registers a RESULT#)",
+            _read_arguments,
+            _read_request,
+            run_read,
+            render.read_human,
+        ),
+        Verb(
+            "select",
+            "keep some matches of a result as a RESULT#",
+            _select_arguments,
+            _select_request,
+            run_select,
+            render.read_human,
+        ),
+        Verb(
+            "index",
+            "build or refresh the trigram index in .sleuth/",
+            _no_arguments,
+            _index_request,
+            run_index,
+            render.index_human,
+        ),
+        _edit_verb("replace", "replace what a reference selects with new text", _replace_arguments),
+        _edit_verb(
+            "insert", "insert text before (or after) what a reference selects", _insert_arguments
+        ),
+        _edit_verb(
+            "delete", "delete what a reference selects (whole lines for :line)", _delete_arguments
+        ),
         _edit_verb("copy", "copy what a reference selects to --to TARGET", _copy_arguments),
         _edit_verb("move", "move what a reference selects to --to TARGET", _copy_arguments),
-        _edit_verb("undo", "undo an edit by its RESULT#, if its files are unchanged since",
-                   _undo_arguments),
-        Verb("rename", "rename a symbol through its language server (REF NEW or REF#NEW)",
-             _rename_arguments, _rename_request, run_rename, render.rename_human),
-        Verb("doctor", "list the language servers: found, version, how to install",
-             _doctor_arguments, _doctor_request, run_doctor, render.doctor_human),
+        _edit_verb(
+            "undo", "undo an edit by its RESULT#, if its files are unchanged since", _undo_arguments
+        ),
+        Verb(
+            "rename",
+            "rename a symbol through its language server (REF NEW or REF#NEW)",
+            _rename_arguments,
+            _rename_request,
+            run_rename,
+            render.rename_human,
+        ),
+        Verb(
+            "doctor",
+            "list the language servers: found, version, how to install",
+            _doctor_arguments,
+            _doctor_request,
+            run_doctor,
+            render.doctor_human,
+        ),
     )
 }
 
@@ -622,12 +735,21 @@ class _Parser(argparse.ArgumentParser):
 
 def _workspace_arguments(parser: argparse.ArgumentParser) -> None:
     # SUPPRESS: accepted before or after the subcommand without one overwriting the other.
-    parser.add_argument("--root", default=argparse.SUPPRESS, metavar="DIR",
-                        help="workspace root (default: the current folder)")
-    parser.add_argument("--json", action="store_true", default=argparse.SUPPRESS,
-                        help="print the exact JSON answer")
-    parser.add_argument("--no-ignore", action="store_true", default=argparse.SUPPRESS,
-                        help="do not honour .gitignore/.ignore files")
+    parser.add_argument(
+        "--root",
+        default=argparse.SUPPRESS,
+        metavar="DIR",
+        help="workspace root (default: the current folder)",
+    )
+    parser.add_argument(
+        "--json", action="store_true", default=argparse.SUPPRESS, help="print the exact JSON answer"
+    )
+    parser.add_argument(
+        "--no-ignore",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help="do not honour .gitignore/.ignore files",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -667,8 +789,11 @@ def _check_known(parser: argparse.ArgumentParser, verb: str, extras: list[str]) 
     """Arguments the verb does not take are ``invalid_query`` naming them and the valid ones."""
     if not extras:
         return
-    valid = [_shown_name(a) for a in parser._actions
-             if a.option_strings and not isinstance(a, argparse._HelpAction)]
+    valid = [
+        _shown_name(a)
+        for a in parser._actions
+        if a.option_strings and not isinstance(a, argparse._HelpAction)
+    ]
     raise InvalidQuery(
         f"sleuth {verb}: unrecognized arguments: {' '.join(extras)}; "
         f"valid options: {', '.join(valid)} "
@@ -742,8 +867,14 @@ def _write_human(text: Text, stream: TextIO) -> None:
     if use_color(stream):
         from rich.console import Console  # lazy: ~50 ms of start-up a piped call never needs
 
-        console = Console(file=stream, force_terminal=True, highlight=False, soft_wrap=True,
-                          markup=False, emoji=False)
+        console = Console(
+            file=stream,
+            force_terminal=True,
+            highlight=False,
+            soft_wrap=True,
+            markup=False,
+            emoji=False,
+        )
         console.print(text)
     else:
         stream.write(text.plain + "\n")
@@ -769,8 +900,9 @@ def _internal(exc: BaseException) -> Internal:
     if os.environ.get("SLEUTH_DEBUG") == "1":
         traceback.print_exception(exc)
     hint = "" if os.environ.get("SLEUTH_DEBUG") == "1" else " (set SLEUTH_DEBUG=1 for a traceback)"
-    return Internal(f"unexpected {type(exc).__name__}: {exc}{hint}",
-                    details={"exception": type(exc).__name__})
+    return Internal(
+        f"unexpected {type(exc).__name__}: {exc}{hint}", details={"exception": type(exc).__name__}
+    )
 
 
 # --- running -------------------------------------------------------------------------------

@@ -60,6 +60,7 @@ def start(
     # imported before the fork: the parent needs the workspace anyway, and the child then
     # starts walking at once instead of importing it on the other core
     import sleuth.workspace.workspace  # noqa: F401
+
     read_end, write_end = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child: list, send, leave without running the parent's exit handlers

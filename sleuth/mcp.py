@@ -85,8 +85,15 @@ if TYPE_CHECKING:
     from anyio import AsyncFile
 
 __all__ = [
-    "serve", "build_server", "EngineThread", "SleuthTools", "ToolSpec", "TOOLS", "tool_error",
-    "screen_line", "MAX_MESSAGE_BYTES",
+    "serve",
+    "build_server",
+    "EngineThread",
+    "SleuthTools",
+    "ToolSpec",
+    "TOOLS",
+    "tool_error",
+    "screen_line",
+    "MAX_MESSAGE_BYTES",
 ]
 
 T = TypeVar("T")
@@ -140,16 +147,23 @@ def server_engine(root: str, no_ignore: bool) -> Engine:
 def _internal(exc: BaseException) -> Internal:
     if os.environ.get("SLEUTH_DEBUG") == "1":
         traceback.print_exception(exc)  # stderr: never the protocol stream
-    return Internal(f"unexpected {type(exc).__name__}: {exc}",
-                    details={"exception": type(exc).__name__})
+    return Internal(
+        f"unexpected {type(exc).__name__}: {exc}", details={"exception": type(exc).__name__}
+    )
 
 
 Strings = Sequence[str]
 Ints = Sequence[int]
-EditRef = Annotated[str, Field(description="what to edit: SEARCH#H:n:match, SEARCH#H:n:line, "
-                                           "SEARCH#H:all:match, a capture's RESULT#ID ...")]
-EditText = Annotated[str, Field(description="the new text, used exactly (line endings follow "
-                                            "the file's)")]
+EditRef = Annotated[
+    str,
+    Field(
+        description="what to edit: SEARCH#H:n:match, SEARCH#H:n:line, "
+        "SEARCH#H:all:match, a capture's RESULT#ID ..."
+    ),
+]
+EditText = Annotated[
+    str, Field(description="the new text, used exactly (line endings follow the file's)")
+]
 Target = Annotated[str, Field(description="a reference, or PATH:LINE (before that line)")]
 
 
@@ -180,8 +194,13 @@ class SleuthTools:
 
     async def search(
         self,
-        query: Annotated[str, Field(description="text; or a prefix: regex:, files:, ast:, "
-                                                "symbols:, symbol:#ID, graph:, semantic:")],
+        query: Annotated[
+            str,
+            Field(
+                description="text; or a prefix: regex:, files:, ast:, "
+                "symbols:, symbol:#ID, graph:, semantic:"
+            ),
+        ],
         path: Annotated[str, Field(description="folder, file or reference to search in")] = "/",
         include: Annotated[Strings, Field(description="globs a path must match")] = (),
         exclude: Annotated[Strings, Field(description="globs that drop a path")] = (),
@@ -191,10 +210,12 @@ class SleuthTools:
         case_sensitive: bool = True,
         lang: Annotated[str | None, Field(description="language for ast:/symbols:")] = None,
         navigation: Annotated[str | None, Field(description="'references' with symbols:")] = None,
-        selector: Annotated[str | None, Field(description="ast: node kind to report inside a "
-                                                          "context pattern")] = None,
-        strictness: Annotated[str | None, Field(description="ast: cst|smart|ast|relaxed|"
-                                                            "signature")] = None,
+        selector: Annotated[
+            str | None, Field(description="ast: node kind to report inside a context pattern")
+        ] = None,
+        strictness: Annotated[
+            str | None, Field(description="ast: cst|smart|ast|relaxed|signature")
+        ] = None,
         depth: Annotated[int | None, Field(description="graph: dependents depth")] = None,
     ) -> CallToolResult:
         """Search the workspace: literal text (falls back to regex, then words), or a prefixed
@@ -202,9 +223,19 @@ class SleuthTools:
         SEARCH#H:n:match and SEARCH#H:n:line reference match n."""
         return await self._answer(
             lambda: SearchRequest.build(
-                query, path=path, include=include, exclude=exclude, limit=limit, cursor=cursor,
-                context=context, lang=lang, navigation=navigation, case_sensitive=case_sensitive,
-                selector=selector, strictness=strictness, depth=depth,
+                query,
+                path=path,
+                include=include,
+                exclude=exclude,
+                limit=limit,
+                cursor=cursor,
+                context=context,
+                lang=lang,
+                navigation=navigation,
+                case_sensitive=case_sensitive,
+                selector=selector,
+                strictness=strictness,
+                depth=depth,
             ),
             run_search,
             render.search_compact,
@@ -212,8 +243,13 @@ class SleuthTools:
 
     async def read(
         self,
-        target: Annotated[str, Field(description="a path, or a reference: SEARCH#H:n:match, "
-                                                 "SEARCH#H:n:line, SEARCH#H:all:line, RESULT#ID")],
+        target: Annotated[
+            str,
+            Field(
+                description="a path, or a reference: SEARCH#H:n:match, "
+                "SEARCH#H:n:line, SEARCH#H:all:line, RESULT#ID"
+            ),
+        ],
         offset: Annotated[int | None, Field(description="first line to read (1-based)")] = None,
         limit: Annotated[int | None, Field(description="number of lines to read")] = None,
     ) -> CallToolResult:
@@ -228,8 +264,12 @@ class SleuthTools:
 
     async def select(
         self,
-        ref: Annotated[str, Field(description="a result: SEARCH#H (or SEARCH#H:all:line for "
-                                              "whole lines) or RESULT#ID")],
+        ref: Annotated[
+            str,
+            Field(
+                description="a result: SEARCH#H (or SEARCH#H:all:line for whole lines) or RESULT#ID"
+            ),
+        ],
         items: Annotated[Ints, Field(description="match numbers #n to keep")],
     ) -> CallToolResult:
         """Keep some matches (their #n) of a result as a new RESULT#, across all its pages.
@@ -240,8 +280,15 @@ class SleuthTools:
             render.read_compact,
         )
 
-    async def _edit(self, verb: EditVerb, ref: str, *, text: str | None = None,
-                    where: str = "before", to: str | None = None) -> CallToolResult:
+    async def _edit(
+        self,
+        verb: EditVerb,
+        ref: str,
+        *,
+        text: str | None = None,
+        where: str = "before",
+        to: str | None = None,
+    ) -> CallToolResult:
         return await self._answer(
             lambda: EditRequest.build(verb, ref, text=text, where=where, to=to),
             run_edit,
@@ -289,12 +336,21 @@ class SleuthTools:
 
     async def rename(
         self,
-        ref: Annotated[str, Field(description="the symbol's name: a symbols: match "
-                                              "SEARCH#H:n:match (or REF#NEW_NAME)")],
-        new_name: Annotated[str | None, Field(description="the new name (omit with "
-                                                          "REF#NEW_NAME)")] = None,
-        force: Annotated[bool, Field(description="rename even where the new name is already "
-                                                 "used (otherwise conflict)")] = False,
+        ref: Annotated[
+            str,
+            Field(
+                description="the symbol's name: a symbols: match SEARCH#H:n:match (or REF#NEW_NAME)"
+            ),
+        ],
+        new_name: Annotated[
+            str | None, Field(description="the new name (omit with REF#NEW_NAME)")
+        ] = None,
+        force: Annotated[
+            bool,
+            Field(
+                description="rename even where the new name is already used (otherwise conflict)"
+            ),
+        ] = False,
     ) -> CallToolResult:
         """Rename a symbol through its language server (native rename, every file or none;
         unsupported without a server). Answers a RESULT# selecting every new name, a unified
@@ -360,14 +416,17 @@ class _Server(MCPServer[Any]):
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:
-            if isinstance(exc, UnexpectedToolError) or not isinstance(exc.__cause__, ValidationError):
+            if isinstance(exc, UnexpectedToolError) or not isinstance(
+                exc.__cause__, ValidationError
+            ):
                 raise
             problems = "; ".join(
                 f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}"
                 for err in exc.__cause__.errors()
             )
-            return tool_error(InvalidQuery(f"invalid arguments for {name}: {problems}",
-                                           details={"tool": name}))
+            return tool_error(
+                InvalidQuery(f"invalid arguments for {name}: {problems}", details={"tool": name})
+            )
 
     async def run_stdio_async(self) -> None:
         """The SDK's stdio transport reading and writing through ``_Wire``.
@@ -379,16 +438,20 @@ class _Server(MCPServer[Any]):
             wire = cast("AsyncFile[str]", Wire(wire_in, wire_out))
             async with stdio_server(wire, wire) as (read_stream, write_stream):
                 lowlevel = self._lowlevel_server
-                await lowlevel.run(read_stream, write_stream,
-                                   lowlevel.create_initialization_options())
+                await lowlevel.run(
+                    read_stream, write_stream, lowlevel.create_initialization_options()
+                )
 
 
-def _check_call(name: str, arguments: Mapping[str, Any],
-                known: Mapping[str, tuple[str, ...]]) -> None:
+def _check_call(
+    name: str, arguments: Mapping[str, Any], known: Mapping[str, tuple[str, ...]]
+) -> None:
     """``invalid_query`` for an unknown tool, an unknown argument or text that is not Unicode."""
     if name not in known:
-        raise InvalidQuery(f"unknown tool {name!r}: the tools are {', '.join(known)}",
-                           details={"tool": name, "valid": list(known)})
+        raise InvalidQuery(
+            f"unknown tool {name!r}: the tools are {', '.join(known)}",
+            details={"tool": name, "valid": list(known)},
+        )
     valid = known[name]
     unknown = [key for key in arguments if key not in valid]
     if unknown:
@@ -414,14 +477,16 @@ def build_server(engine: EngineThread) -> MCPServer[Any]:
             method,
             name=spec.name,
             description=inspect.getdoc(method),
-            annotations=ToolAnnotations(read_only_hint=spec.read_only,
-                                        destructive_hint=not spec.read_only),
+            annotations=ToolAnnotations(
+                read_only_hint=spec.read_only, destructive_hint=not spec.read_only
+            ),
         )
     return server
 
 
-def serve(root: str = ".", *, no_ignore: bool = False,
-          engine_factory: EngineFactory | None = None) -> None:
+def serve(
+    root: str = ".", *, no_ignore: bool = False, engine_factory: EngineFactory | None = None
+) -> None:
     """Serve over stdio until the client hangs up; engine errors at start-up propagate."""
     engine = EngineThread(engine_factory or server_engine, root, no_ignore)
     try:

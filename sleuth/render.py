@@ -140,7 +140,9 @@ def suggestion_phrase(data: Json, *, with_refs: bool = False) -> str | None:
 
 def _skipped_phrase(data: Json) -> str | None:
     skipped = data.get("skipped") or {}
-    parts = [f"{n} {kind.replace('_', ' ')}" for kind, n in skipped.items() if isinstance(n, int) and n]
+    parts = [
+        f"{n} {kind.replace('_', ' ')}" for kind, n in skipped.items() if isinstance(n, int) and n
+    ]
     return "skipped files: " + ", ".join(parts) if parts else None
 
 
@@ -166,7 +168,9 @@ def _absence_lines(data: Json) -> list[tuple[str, str]]:
     suggestion = suggestion_phrase(data)
     lines.append(("no matches; " + suggestion if suggestion else "no matches", STYLE_WARN))
     if data.get("possible_names_skipped"):
-        lines.append((f"(name suggestions skipped: {data['possible_names_skipped']})", STYLE_CONTEXT))
+        lines.append(
+            (f"(name suggestions skipped: {data['possible_names_skipped']})", STYLE_CONTEXT)
+        )
     if not data.get("complete", True):
         lines.append(
             (
@@ -237,7 +241,9 @@ def _file_block(path: str, matches: Sequence[Json]) -> Text:
             previous = int(match_lines[number][-1].get("end_line") or number)
         else:
             block.append("\n")
-            block.append(" " * gutter + f"{number}- {context[number]}".rstrip(), style=STYLE_CONTEXT)
+            block.append(
+                " " * gutter + f"{number}- {context[number]}".rstrip(), style=STYLE_CONTEXT
+            )
             previous = number
     return block
 
@@ -299,8 +305,13 @@ def _symbol_notes(data: Json, symbols: Sequence[Json]) -> list[tuple[str, str]]:
             hint += f"   rename: sleuth rename {result}:<n>:match NEW"
         notes.append((hint, STYLE_CONTEXT))
     if any(s.get("precision") == "syntactic" for s in symbols):
-        notes.append(("syntactic: names from tree-sitter, not resolved by a language server "
-                      "(see sleuth doctor)", STYLE_WARN))
+        notes.append(
+            (
+                "syntactic: names from tree-sitter, not resolved by a language server "
+                "(see sleuth doctor)",
+                STYLE_WARN,
+            )
+        )
     return notes
 
 
@@ -360,8 +371,13 @@ def search_compact(data: Json) -> str:
             what = f"{symbol_phrase(symbol)}  " if isinstance(symbol, Mapping) else ""
             # Indentation dropped: the column already says where the match starts.
             lines.append(f"{where} #{n}  {what}{_one_line(str(match.get('text') or '')).lstrip()}")
-    unsafe = list(dict.fromkeys(str(m.get("path")) for m in data.get("matches") or ()
-                                if m.get("encoding") == BINARY_SAFE))
+    unsafe = list(
+        dict.fromkeys(
+            str(m.get("path"))
+            for m in data.get("matches") or ()
+            if m.get("encoding") == BINARY_SAFE
+        )
+    )
     if unsafe:
         lines.append(f"{BINARY_SAFE} ({BINARY_SAFE_NOTE}): {', '.join(unsafe)}")
     if not data.get("matches"):
@@ -406,8 +422,10 @@ def _read_header(data: Json) -> str:
 def _read_notes(data: Json) -> list[str]:
     notes = []
     if data.get("refreshed"):
-        notes.append("refreshed: files changed since the search, so it was re-run and these "
-                     "are the fresh matches")
+        notes.append(
+            "refreshed: files changed since the search, so it was re-run and these "
+            "are the fresh matches"
+        )
     if not data.get("complete", True):
         reason = data.get("incomplete_reason")
         notes.append(f"incomplete: {reason}" if reason else "incomplete selection")
@@ -475,14 +493,18 @@ def index_human(data: Json) -> Text:
 def edit_header(data: Json, verb: str) -> str:
     """``RESULT#… replace: 2 files changed`` (plus ``refreshed`` when an ``:all`` re-ran)."""
     changed = data.get("changed") or ()
-    text = f"{data.get('result') or '(no result id)'} {verb}: {_plural(len(changed), 'file')} changed"
+    text = (
+        f"{data.get('result') or '(no result id)'} {verb}: {_plural(len(changed), 'file')} changed"
+    )
     return text + "  refreshed" if data.get("refreshed") else text
 
 
 def _edit_notes(data: Json) -> list[str]:
     if data.get("refreshed"):
-        return ["refreshed: files changed since the search, so it was re-run and the fresh "
-                "matches were edited"]
+        return [
+            "refreshed: files changed since the search, so it was re-run and the fresh "
+            "matches were edited"
+        ]
     return []
 
 
@@ -555,15 +577,20 @@ def rename_header(data: Json) -> str:
     """``RESULT#… rename: 5 occurrences in 2 files`` (SPEC §7)."""
     changed = data.get("changed") or ()
     ranges = data.get("ranges") or ()
-    text = (f"{data.get('result') or '(no result id)'} rename: "
-            f"{_plural(len(ranges), 'occurrence')} in {_plural(len(changed), 'file')}")
+    text = (
+        f"{data.get('result') or '(no result id)'} rename: "
+        f"{_plural(len(ranges), 'occurrence')} in {_plural(len(changed), 'file')}"
+    )
     return text + "  refreshed" if data.get("refreshed") else text
 
 
 def _untouched_lines(data: Json) -> list[str]:
     """``path:line  text`` for each occurrence of the old name the rename left alone."""
-    return [f"{u.get('path')}:{u.get('line')}  {str(u.get('text') or '').strip()}"
-            for u in data.get("untouched") or () if isinstance(u, Mapping)]
+    return [
+        f"{u.get('path')}:{u.get('line')}  {str(u.get('text') or '').strip()}"
+        for u in data.get("untouched") or ()
+        if isinstance(u, Mapping)
+    ]
 
 
 def rename_human(data: Json) -> Text:
@@ -598,9 +625,15 @@ def _doctor_cells(rows: Sequence[Json]) -> list[list[str]]:
     cells = []
     for row in rows:
         found = row.get("found")
-        cells.append([str(row.get("language") or "?"), str(row.get("server") or "?"),
-                      "yes" if found else "no", str(row.get("version") or "-"),
-                      str(row.get("install") or "")])
+        cells.append(
+            [
+                str(row.get("language") or "?"),
+                str(row.get("server") or "?"),
+                "yes" if found else "no",
+                str(row.get("version") or "-"),
+                str(row.get("install") or ""),
+            ]
+        )
     return cells
 
 
@@ -610,16 +643,22 @@ def _doctor_summary(rows: Sequence[Json]) -> str:
         return "language servers are off in this workbench"
     if not missing:
         return "every language has its server: symbols: answers are semantic"
-    return (f"no server for {', '.join(missing)}: symbols: answers there are syntactic and "
-            "rename is unsupported")
+    return (
+        f"no server for {', '.join(missing)}: symbols: answers there are syntactic and "
+        "rename is unsupported"
+    )
 
 
 def _doctor_table(rows: Sequence[Json]) -> list[str]:
     cells = _doctor_cells(rows)
-    widths = [max(len(c[i]) for c in [list(DOCTOR_COLUMNS), *cells])
-              for i in range(len(DOCTOR_COLUMNS) - 1)]
-    return ["  ".join([*(c[i].ljust(w) for i, w in enumerate(widths)), c[-1]]).rstrip()
-            for c in [list(DOCTOR_COLUMNS), *cells]]
+    widths = [
+        max(len(c[i]) for c in [list(DOCTOR_COLUMNS), *cells])
+        for i in range(len(DOCTOR_COLUMNS) - 1)
+    ]
+    return [
+        "  ".join([*(c[i].ljust(w) for i, w in enumerate(widths)), c[-1]]).rstrip()
+        for c in [list(DOCTOR_COLUMNS), *cells]
+    ]
 
 
 def doctor_human(rows: Sequence[Json] | Json) -> Text:

@@ -26,29 +26,59 @@ from sleuth.errors import (
 from sleuth.mcp import EngineThread, build_server
 
 RESPONSE: dict[str, Any] = {
-    "query": "get_user", "mode": "literal", "fallback": None, "result": "SEARCH#00ff",
-    "complete": True, "incomplete_reason": None, "total": 1,
-    "matches": [{
-        "n": 1, "path": "src/app.py", "line": 2, "column": 5, "end_line": 2, "end_column": 13,
-        "start_byte": 20, "end_byte": 28, "text": "    get_user(uid)",
-        "context": {"before": ["def f(uid):"], "after": []},
-        "ref": {"line": "SEARCH#00ff:1:line", "match": "SEARCH#00ff:1:match"},
-        "captures": None, "score": None,
-    }],
+    "query": "get_user",
+    "mode": "literal",
+    "fallback": None,
+    "result": "SEARCH#00ff",
+    "complete": True,
+    "incomplete_reason": None,
+    "total": 1,
+    "matches": [
+        {
+            "n": 1,
+            "path": "src/app.py",
+            "line": 2,
+            "column": 5,
+            "end_line": 2,
+            "end_column": 13,
+            "start_byte": 20,
+            "end_byte": 28,
+            "text": "    get_user(uid)",
+            "context": {"before": ["def f(uid):"], "after": []},
+            "ref": {"line": "SEARCH#00ff:1:line", "match": "SEARCH#00ff:1:match"},
+            "captures": None,
+            "score": None,
+        }
+    ],
     "all": {"line": "SEARCH#00ff:all:line", "match": "SEARCH#00ff:all:match"},
-    "next_cursor": None, "skipped": {"binary": 0, "too_large": 0, "undecodable": 0},
+    "next_cursor": None,
+    "skipped": {"binary": 0, "too_large": 0, "undecodable": 0},
     "possible_names": None,
 }
 
 
 READ_RESPONSE: dict[str, Any] = {
-    "result": "RESULT#0a0b0c0d", "source": "SEARCH#00ff:all:line", "refreshed": False,
+    "result": "RESULT#0a0b0c0d",
+    "source": "SEARCH#00ff:all:line",
+    "refreshed": False,
     "complete": True,
     "ranges": [
-        {"path": "src/app.py", "line": 2, "end_line": 2, "start_byte": 12, "end_byte": 36,
-         "text": "    user = get_user(uid)"},
-        {"path": "src/app.py", "line": 9, "end_line": 10, "start_byte": 90, "end_byte": 110,
-         "text": "    x = get_user(\n        2)"},
+        {
+            "path": "src/app.py",
+            "line": 2,
+            "end_line": 2,
+            "start_byte": 12,
+            "end_byte": 36,
+            "text": "    user = get_user(uid)",
+        },
+        {
+            "path": "src/app.py",
+            "line": 9,
+            "end_line": 10,
+            "start_byte": 90,
+            "end_byte": 110,
+            "text": "    x = get_user(\n        2)",
+        },
     ],
 }
 
@@ -77,15 +107,15 @@ class FakeEngine:
             raise NotFound("no such path: missing.py", details={"path": "missing.py"})
         return _Result(dict(RESPONSE, query=query))
 
-    def read(self, target: str, *, offset: int | None = None,
-             limit: int | None = None) -> _Result:
+    def read(self, target: str, *, offset: int | None = None, limit: int | None = None) -> _Result:
         self.calls.append(("read", {"target": target, "offset": offset, "limit": limit}))
         if target == "RESULT#deadbeef":
-            raise NotFound("unknown reference RESULT#deadbeef",
-                           details={"reference": target})
+            raise NotFound("unknown reference RESULT#deadbeef", details={"reference": target})
         if target == "stale":
-            raise StaleReference("stale is stale: src/app.py changed",
-                                 details={"reference": target, "files": ["src/app.py"]})
+            raise StaleReference(
+                "stale is stale: src/app.py changed",
+                details={"reference": target, "files": ["src/app.py"]},
+            )
         return _Result(dict(READ_RESPONSE, source=target))
 
     def select(self, ref: str, items: Sequence[int]) -> _Result:
@@ -117,16 +147,48 @@ class Run:
 
 
 def test_parse_search_into_frozen_request() -> None:
-    inv = cli.parse_args(["search", "get_user", "--path", "src", "--include", "*.py",
-                          "--include", "*.pyi", "--exclude", "t/**", "--limit", "7",
-                          "--context", "2", "-i", "--lang", "python", "--cursor", "C1",
-                          "--root", "/w", "--json", "--no-ignore"])
+    inv = cli.parse_args(
+        [
+            "search",
+            "get_user",
+            "--path",
+            "src",
+            "--include",
+            "*.py",
+            "--include",
+            "*.pyi",
+            "--exclude",
+            "t/**",
+            "--limit",
+            "7",
+            "--context",
+            "2",
+            "-i",
+            "--lang",
+            "python",
+            "--cursor",
+            "C1",
+            "--root",
+            "/w",
+            "--json",
+            "--no-ignore",
+        ]
+    )
     assert (inv.verb, inv.root, inv.json, inv.no_ignore) == ("search", "/w", True, True)
     req = inv.request
     assert (req.query, req.path, req.include, req.exclude) == (
-        "get_user", "src", ("*.py", "*.pyi"), ("t/**",))
+        "get_user",
+        "src",
+        ("*.py", "*.pyi"),
+        ("t/**",),
+    )
     assert (req.limit, req.context, req.case_sensitive, req.lang, req.cursor) == (
-        7, 2, False, "python", "C1")
+        7,
+        2,
+        False,
+        "python",
+        "C1",
+    )
     with pytest.raises(AttributeError):
         req.query = "other"
 
@@ -148,8 +210,10 @@ def test_mcp_verb_parses_root() -> None:
     assert (inv.verb, inv.root, inv.request) == ("mcp", "/r", None)
 
 
-@pytest.mark.parametrize("argv", [[], ["search"], ["search", "x", "--limit", "ten"],
-                                  ["search", "x", "--bogus"], ["frobnicate"]])
+@pytest.mark.parametrize(
+    "argv",
+    [[], ["search"], ["search", "x", "--limit", "ten"], ["search", "x", "--bogus"], ["frobnicate"]],
+)
 def test_usage_errors_are_invalid_query(argv: list[str]) -> None:
     with pytest.raises(SleuthError) as info:
         cli.parse_args(argv)
@@ -171,7 +235,7 @@ def test_json_output_is_exactly_the_engine_json() -> None:
 
 def test_options_reach_the_engine() -> None:
     run = Run(["search", "q", "--path", "src", "--include", "*.py", "-i", "--limit", "900"])
-    (query, options), = run.engines[0].calls
+    ((query, options),) = run.engines[0].calls
     assert query == "q"
     assert options["path"] == "src" and list(options["include"]) == ["*.py"]
     assert options["case_sensitive"] is False
@@ -200,8 +264,10 @@ def test_sleuth_error_human_goes_to_stderr_with_exit_code() -> None:
 def test_sleuth_error_json_goes_to_stdout() -> None:
     run = Run(["search", "missing", "--json"])
     assert run.code == 4
-    assert json.loads(run.out) == NotFound(
-        "no such path: missing.py", details={"path": "missing.py"}).to_json()
+    assert (
+        json.loads(run.out)
+        == NotFound("no such path: missing.py", details={"path": "missing.py"}).to_json()
+    )
     assert "error[not_found]" in run.err
 
 
@@ -240,11 +306,24 @@ def test_debug_env_prints_traceback(
 
 @pytest.mark.parametrize("code", sorted(ERROR_CODES))
 def test_report_error_exit_code_per_spec_code(code: str) -> None:
-    expected = {"invalid_query": 2, "invalid_path": 2, "unsupported": 2, "stale_reference": 3,
-                "conflict": 3, "unsafe_selection": 3, "not_found": 4, "server_unavailable": 5,
-                "timeout": 5, "cancelled": 5, "rate_limited": 5, "internal": 1}[code]
+    expected = {
+        "invalid_query": 2,
+        "invalid_path": 2,
+        "unsupported": 2,
+        "stale_reference": 3,
+        "conflict": 3,
+        "unsafe_selection": 3,
+        "not_found": 4,
+        "server_unavailable": 5,
+        "timeout": 5,
+        "cancelled": 5,
+        "rate_limited": 5,
+        "internal": 1,
+    }[code]
     out, err = io.StringIO(), io.StringIO()
-    assert cli.report_error(ERROR_CODES[code]("m"), as_json=True, stdout=out, stderr=err) == expected
+    assert (
+        cli.report_error(ERROR_CODES[code]("m"), as_json=True, stdout=out, stderr=err) == expected
+    )
     assert json.loads(out.getvalue())["error"]["code"] == code
 
 
@@ -265,8 +344,9 @@ def test_use_color_only_on_tty_without_no_color() -> None:
 def test_colour_written_on_a_tty(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("NO_COLOR", raising=False)
     tty = _Tty()
-    code = cli.main(["search", "get_user"], engine_factory=FakeEngine, stdout=tty,
-                    stderr=io.StringIO())
+    code = cli.main(
+        ["search", "get_user"], engine_factory=FakeEngine, stdout=tty, stderr=io.StringIO()
+    )
     assert code == 0 and "\x1b[" in tty.getvalue()
     monkeypatch.setenv("NO_COLOR", "1")
     tty = _Tty()
@@ -291,11 +371,35 @@ def _mcp_call(arguments: dict[str, Any], tool: str = "search") -> tuple[list[Any
 
 def test_mcp_search_tool_schema_matches_cli_options() -> None:
     tools, _ = _mcp_call({"query": "x"})
-    assert [t.name for t in tools] == ["search", "read", "select", "replace", "insert", "delete",
-                                       "copy", "move", "undo", "rename", "doctor"]
+    assert [t.name for t in tools] == [
+        "search",
+        "read",
+        "select",
+        "replace",
+        "insert",
+        "delete",
+        "copy",
+        "move",
+        "undo",
+        "rename",
+        "doctor",
+    ]
     props = set(tools[0].input_schema["properties"])
-    assert props == {"query", "path", "include", "exclude", "limit", "cursor", "context",
-                     "case_sensitive", "lang", "navigation", "selector", "strictness", "depth"}
+    assert props == {
+        "query",
+        "path",
+        "include",
+        "exclude",
+        "limit",
+        "cursor",
+        "context",
+        "case_sensitive",
+        "lang",
+        "navigation",
+        "selector",
+        "strictness",
+        "depth",
+    }
     assert tools[0].input_schema["required"] == ["query"]
 
 
@@ -307,12 +411,15 @@ def test_mcp_result_is_structured_json_plus_compact_text() -> None:
     assert lines == ["SEARCH#00ff  literal  1 match  complete", "src/app.py:2:5 #1  get_user(uid)"]
 
 
-@pytest.mark.parametrize(("arguments", "code"), [
-    ({"query": ""}, "invalid_query"),
-    ({"query": "missing"}, "not_found"),
-    ({"query": "boom"}, "internal"),
-    ({"query": "x", "limit": "many"}, "invalid_query"),
-])
+@pytest.mark.parametrize(
+    ("arguments", "code"),
+    [
+        ({"query": ""}, "invalid_query"),
+        ({"query": "missing"}, "not_found"),
+        ({"query": "boom"}, "internal"),
+        ({"query": "x", "limit": "many"}, "invalid_query"),
+    ],
+)
 def test_mcp_errors_are_tool_errors_with_spec_code(arguments: dict[str, Any], code: str) -> None:
     _, result = _mcp_call(arguments)
     assert result.is_error is True
@@ -324,8 +431,19 @@ def test_mcp_errors_are_tool_errors_with_spec_code(arguments: dict[str, Any], co
 
 
 def test_parse_read_select_index_into_frozen_requests() -> None:
-    inv = cli.parse_args(["read", "SEARCH#00ff00ff:2:line", "--offset", "3", "--limit", "4",
-                          "--json", "--root", "/w"])
+    inv = cli.parse_args(
+        [
+            "read",
+            "SEARCH#00ff00ff:2:line",
+            "--offset",
+            "3",
+            "--limit",
+            "4",
+            "--json",
+            "--root",
+            "/w",
+        ]
+    )
     assert (inv.verb, inv.root, inv.json) == ("read", "/w", True)
     assert inv.request == cli.ReadRequest("SEARCH#00ff00ff:2:line", 3, 4)
     with pytest.raises(AttributeError):
@@ -336,11 +454,20 @@ def test_parse_read_select_index_into_frozen_requests() -> None:
     assert cli.parse_args(["index", "--json"]).request == cli.IndexRequest()
 
 
-@pytest.mark.parametrize("argv", [["read"], ["read", ""], ["read", "a.py", "--offset", "0"],
-                                  ["read", "a.py", "--limit", "-1"],
-                                  ["read", "a.py", "--limit", "x"], ["select", "SEARCH#00ff00ff"],
-                                  ["select", "SEARCH#00ff00ff", "0"],
-                                  ["select", "SEARCH#00ff00ff", "one"], ["index", "extra"]])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["read"],
+        ["read", ""],
+        ["read", "a.py", "--offset", "0"],
+        ["read", "a.py", "--limit", "-1"],
+        ["read", "a.py", "--limit", "x"],
+        ["select", "SEARCH#00ff00ff"],
+        ["select", "SEARCH#00ff00ff", "0"],
+        ["select", "SEARCH#00ff00ff", "one"],
+        ["index", "extra"],
+    ],
+)
 def test_read_select_index_usage_errors_before_any_engine(argv: list[str]) -> None:
     run = Run([*argv, "--json"])
     assert run.code == 2 and run.engines == []
@@ -383,8 +510,10 @@ def test_index_json_and_human() -> None:
     assert run.out == "indexed 42 files into .sleuth/trigram.idx\n"
 
 
-@pytest.mark.parametrize(("target", "code", "exit_code"),
-                         [("RESULT#deadbeef", "not_found", 4), ("stale", "stale_reference", 3)])
+@pytest.mark.parametrize(
+    ("target", "code", "exit_code"),
+    [("RESULT#deadbeef", "not_found", 4), ("stale", "stale_reference", 3)],
+)
 def test_read_errors_map_to_spec_codes(target: str, code: str, exit_code: int) -> None:
     run = Run(["read", target, "--json"])
     assert run.code == exit_code
@@ -421,14 +550,17 @@ def test_mcp_read_and_select_tools() -> None:
     assert result.content[0].text.startswith("RESULT#0a0b0c0d from SEARCH#00ff00ff")
 
 
-@pytest.mark.parametrize(("tool", "arguments", "code"), [
-    ("read", {"target": "RESULT#deadbeef"}, "not_found"),
-    ("read", {"target": "stale"}, "stale_reference"),
-    ("read", {"target": "a.py", "offset": 0}, "invalid_query"),
-    ("read", {}, "invalid_query"),
-    ("select", {"ref": "SEARCH#00ff00ff", "items": []}, "invalid_query"),
-    ("select", {"ref": "SEARCH#00ff00ff", "items": ["x"]}, "invalid_query"),
-])
+@pytest.mark.parametrize(
+    ("tool", "arguments", "code"),
+    [
+        ("read", {"target": "RESULT#deadbeef"}, "not_found"),
+        ("read", {"target": "stale"}, "stale_reference"),
+        ("read", {"target": "a.py", "offset": 0}, "invalid_query"),
+        ("read", {}, "invalid_query"),
+        ("select", {"ref": "SEARCH#00ff00ff", "items": []}, "invalid_query"),
+        ("select", {"ref": "SEARCH#00ff00ff", "items": ["x"]}, "invalid_query"),
+    ],
+)
 def test_mcp_read_select_errors(tool: str, arguments: dict[str, Any], code: str) -> None:
     _, result = _mcp_call(arguments, tool)
     assert result.is_error is True
@@ -439,8 +571,12 @@ def test_mcp_read_select_errors(tool: str, arguments: dict[str, Any], code: str)
 def test_read_colour_only_on_a_tty(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("NO_COLOR", raising=False)
     tty = _Tty()
-    assert cli.main(["read", "src/app.py"], engine_factory=FakeEngine, stdout=tty,
-                    stderr=io.StringIO()) == 0
+    assert (
+        cli.main(
+            ["read", "src/app.py"], engine_factory=FakeEngine, stdout=tty, stderr=io.StringIO()
+        )
+        == 0
+    )
     assert "\x1b[" in tty.getvalue() and "get_user(uid)" in tty.getvalue()
     monkeypatch.setenv("NO_COLOR", "1")
     tty = _Tty()
@@ -451,13 +587,23 @@ def test_read_colour_only_on_a_tty(monkeypatch: pytest.MonkeyPatch) -> None:
 # --- edits: replace / insert / delete / copy / move / undo -----------------------------------
 
 EDIT_RESPONSE: dict[str, Any] = {
-    "result": "RESULT#e0e0e0e0", "source": "SEARCH#00ff:all:match", "refreshed": False,
+    "result": "RESULT#e0e0e0e0",
+    "source": "SEARCH#00ff:all:match",
+    "refreshed": False,
     "complete": True,
-    "ranges": [{"path": "src/app.py", "line": 2, "end_line": 2, "start_byte": 16,
-                "end_byte": 24, "text": "fetch(1)"}],
+    "ranges": [
+        {
+            "path": "src/app.py",
+            "line": 2,
+            "end_line": 2,
+            "start_byte": 16,
+            "end_byte": 24,
+            "text": "fetch(1)",
+        }
+    ],
     "changed": ["src/app.py"],
     "diff": "--- a/src/app.py\n+++ b/src/app.py\n@@ -1,2 +1,2 @@\n def f():\n"
-            "-    get_user(1)\n+    fetch(1)\n",
+    "-    get_user(1)\n+    fetch(1)\n",
 }
 
 
@@ -467,8 +613,10 @@ class EditFakeEngine(FakeEngine):
     def _edit(self, verb: str, ref: str, **args: Any) -> _Result:
         self.calls.append((verb, {"ref": ref, **args}))
         if ref == "RESULT#stale":
-            raise StaleReference("nothing was written: src/app.py changed since the search",
-                                 details={"files": ["src/app.py"]})
+            raise StaleReference(
+                "nothing was written: src/app.py changed since the search",
+                details={"files": ["src/app.py"]},
+            )
         if ref == "RESULT#gone":
             raise NotFound("RESULT#gone is not an edit that can be undone")
         return _Result(dict(EDIT_RESPONSE, source=ref))
@@ -533,22 +681,27 @@ class _Buffer(io.BytesIO):
 
 def test_parse_edit_verbs_into_frozen_requests(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("sys.stdin", _Stdin(b"must not be read"))
-    inv = cli.parse_args(["replace", "SEARCH#00ff:1:match", "--text", "x", "--root", "/w",
-                          "--json"])
+    inv = cli.parse_args(
+        ["replace", "SEARCH#00ff:1:match", "--text", "x", "--root", "/w", "--json"]
+    )
     assert (inv.verb, inv.root, inv.json) == ("replace", "/w", True)
     assert inv.request == cli.EditRequest("replace", "SEARCH#00ff:1:match", "x")
     with pytest.raises(AttributeError):
         inv.request.text = "y"
     assert cli.parse_args(["insert", "R", "--text", "t"]).request.where == "before"
     assert cli.parse_args(["insert", "R", "--text", "t", "--after"]).request == cli.EditRequest(
-        "insert", "R", "t", "after")
+        "insert", "R", "t", "after"
+    )
     assert cli.parse_args(["insert", "R", "--text", "", "--before"]).request == cli.EditRequest(
-        "insert", "R", "", "before")
+        "insert", "R", "", "before"
+    )
     assert cli.parse_args(["delete", "R"]).request == cli.EditRequest("delete", "R")
     assert cli.parse_args(["copy", "R", "--to", "b.py:3"]).request == cli.EditRequest(
-        "copy", "R", to="b.py:3")
+        "copy", "R", to="b.py:3"
+    )
     assert cli.parse_args(["move", "R", "--to", "RESULT#1"]).request == cli.EditRequest(
-        "move", "R", to="RESULT#1")
+        "move", "R", to="RESULT#1"
+    )
     assert cli.parse_args(["undo", "RESULT#1"]).request == cli.EditRequest("undo", "RESULT#1")
     assert sys.stdin.buffer.reads == []  # --text given, delete/copy/move/undo: stdin untouched
 
@@ -565,7 +718,8 @@ def test_text_from_a_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
     source = tmp_path / "new.txt"
     source.write_bytes(b"line one\nline two")
     assert cli.parse_args(["replace", "R", "--text-file", str(source)]).request.text == (
-        "line one\nline two")
+        "line one\nline two"
+    )
     assert sys.stdin.buffer.reads == []
 
 
@@ -584,12 +738,15 @@ def test_text_input_is_capped_at_the_engine_limit(monkeypatch: pytest.MonkeyPatc
     assert info.value.code == "invalid_query"
 
 
-@pytest.mark.parametrize(("stdin", "argv", "code"), [
-    (_Stdin(b"\xff\xfe bad"), ["replace", "R"], "invalid_query"),
-    (_Stdin(b"", tty=True), ["replace", "R"], "invalid_query"),
-    (_Stdin(b"", tty=True), ["insert", "R", "--after"], "invalid_query"),
-    (_Stdin(b"t"), ["replace", "R", "--text-file", "/nonexistent/new.txt"], "invalid_path"),
-])
+@pytest.mark.parametrize(
+    ("stdin", "argv", "code"),
+    [
+        (_Stdin(b"\xff\xfe bad"), ["replace", "R"], "invalid_query"),
+        (_Stdin(b"", tty=True), ["replace", "R"], "invalid_query"),
+        (_Stdin(b"", tty=True), ["insert", "R", "--after"], "invalid_query"),
+        (_Stdin(b"t"), ["replace", "R", "--text-file", "/nonexistent/new.txt"], "invalid_path"),
+    ],
+)
 def test_bad_text_input_fails_before_any_engine(
     monkeypatch: pytest.MonkeyPatch, stdin: _Stdin, argv: list[str], code: str
 ) -> None:
@@ -599,40 +756,73 @@ def test_bad_text_input_fails_before_any_engine(
     assert json.loads(run.out)["error"]["code"] == code
 
 
-@pytest.mark.parametrize("argv", [
-    ["replace"], ["replace", "", "--text", "x"], ["replace", "R", "--text", "x", "--text-file", "f"],
-    ["insert", "R", "--text", "x", "--before", "--after"], ["delete"], ["delete", "R", "--text", "x"],
-    ["copy", "R"], ["copy", "R", "--to", ""], ["move", "R"], ["undo"], ["undo", ""],
-    ["undo", "RESULT#1", "--text", "x"],
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["replace"],
+        ["replace", "", "--text", "x"],
+        ["replace", "R", "--text", "x", "--text-file", "f"],
+        ["insert", "R", "--text", "x", "--before", "--after"],
+        ["delete"],
+        ["delete", "R", "--text", "x"],
+        ["copy", "R"],
+        ["copy", "R", "--to", ""],
+        ["move", "R"],
+        ["undo"],
+        ["undo", ""],
+        ["undo", "RESULT#1", "--text", "x"],
+    ],
+)
 def test_edit_usage_errors_before_any_engine(argv: list[str]) -> None:
     run = EditRun([*argv, "--json"])
     assert run.code == 2 and run.engines == []
     assert json.loads(run.out)["error"]["code"] == "invalid_query"
 
 
-@pytest.mark.parametrize(("verb", "kwargs"), [
-    ("delete", {"text": "x"}), ("copy", {}), ("undo", {"to": "a.py:1"}),
-    ("insert", {"text": "x", "where": "middle"}), ("rename", {}), ("replace", {}),
-])
+@pytest.mark.parametrize(
+    ("verb", "kwargs"),
+    [
+        ("delete", {"text": "x"}),
+        ("copy", {}),
+        ("undo", {"to": "a.py:1"}),
+        ("insert", {"text": "x", "where": "middle"}),
+        ("rename", {}),
+        ("replace", {}),
+    ],
+)
 def test_edit_request_build_validates(verb: str, kwargs: dict[str, Any]) -> None:
     with pytest.raises(SleuthError) as info:
         cli.EditRequest.build(verb, "SEARCH#00ff:1:match", **kwargs)
     assert info.value.code == "invalid_query"
 
 
-@pytest.mark.parametrize(("argv", "call"), [
-    (["replace", "SEARCH#00ff:all:match", "--text", "fetch"],
-     ("replace", {"ref": "SEARCH#00ff:all:match", "text": "fetch"})),
-    (["insert", "R", "--text", "# x\n", "--after"],
-     ("insert", {"ref": "R", "text": "# x\n", "where": "after"})),
-    (["insert", "R", "--text", "# x\n"], ("insert", {"ref": "R", "text": "# x\n", "where": "before"})),
-    (["delete", "SEARCH#00ff:2:line"], ("delete", {"ref": "SEARCH#00ff:2:line"})),
-    (["copy", "R", "--to", "b.py:7"], ("copy", {"ref": "R", "to": "b.py:7"})),
-    (["move", "R", "--to", "SEARCH#00ff:1:line"], ("move", {"ref": "R", "to": "SEARCH#00ff:1:line"})),
-    (["undo", "RESULT#e0e0e0e0"], ("undo", {"ref": "RESULT#e0e0e0e0"})),
-])
-def test_edits_reach_the_engine_and_print_exact_json(argv: list[str], call: tuple[str, Any]) -> None:
+@pytest.mark.parametrize(
+    ("argv", "call"),
+    [
+        (
+            ["replace", "SEARCH#00ff:all:match", "--text", "fetch"],
+            ("replace", {"ref": "SEARCH#00ff:all:match", "text": "fetch"}),
+        ),
+        (
+            ["insert", "R", "--text", "# x\n", "--after"],
+            ("insert", {"ref": "R", "text": "# x\n", "where": "after"}),
+        ),
+        (
+            ["insert", "R", "--text", "# x\n"],
+            ("insert", {"ref": "R", "text": "# x\n", "where": "before"}),
+        ),
+        (["delete", "SEARCH#00ff:2:line"], ("delete", {"ref": "SEARCH#00ff:2:line"})),
+        (["copy", "R", "--to", "b.py:7"], ("copy", {"ref": "R", "to": "b.py:7"})),
+        (
+            ["move", "R", "--to", "SEARCH#00ff:1:line"],
+            ("move", {"ref": "R", "to": "SEARCH#00ff:1:line"}),
+        ),
+        (["undo", "RESULT#e0e0e0e0"], ("undo", {"ref": "RESULT#e0e0e0e0"})),
+    ],
+)
+def test_edits_reach_the_engine_and_print_exact_json(
+    argv: list[str], call: tuple[str, Any]
+) -> None:
     run = EditRun([*argv, "--json", "--root", "/w"])
     assert run.code == 0 and run.err == ""
     engine = run.engines[0]
@@ -674,10 +864,13 @@ def test_edit_diff_coloured_only_on_a_tty(monkeypatch: pytest.MonkeyPatch) -> No
     assert "\x1b[" not in run.out and "+    fetch(1)" in run.out
 
 
-@pytest.mark.parametrize(("argv", "code", "exit_code"), [
-    (["replace", "RESULT#stale", "--text", "x"], "stale_reference", 3),
-    (["undo", "RESULT#gone"], "not_found", 4),
-])
+@pytest.mark.parametrize(
+    ("argv", "code", "exit_code"),
+    [
+        (["replace", "RESULT#stale", "--text", "x"], "stale_reference", 3),
+        (["undo", "RESULT#gone"], "not_found", 4),
+    ],
+)
 def test_edit_errors_map_to_spec_codes(argv: list[str], code: str, exit_code: int) -> None:
     run = EditRun([*argv, "--json"])
     assert run.code == exit_code
@@ -708,16 +901,26 @@ def _mcp_edit_call(arguments: dict[str, Any], tool: str) -> tuple[list[Any], Any
     return anyio.run(go)
 
 
-@pytest.mark.parametrize(("tool", "arguments", "call"), [
-    ("replace", {"ref": "R", "text": "fetch"}, ("replace", {"ref": "R", "text": "fetch"})),
-    ("insert", {"ref": "R", "text": "t", "where": "after"},
-     ("insert", {"ref": "R", "text": "t", "where": "after"})),
-    ("insert", {"ref": "R", "text": "t"}, ("insert", {"ref": "R", "text": "t", "where": "before"})),
-    ("delete", {"ref": "R"}, ("delete", {"ref": "R"})),
-    ("copy", {"ref": "R", "to": "b.py:2"}, ("copy", {"ref": "R", "to": "b.py:2"})),
-    ("move", {"ref": "R", "to": "b.py:2"}, ("move", {"ref": "R", "to": "b.py:2"})),
-    ("undo", {"result": "RESULT#e0e0e0e0"}, ("undo", {"ref": "RESULT#e0e0e0e0"})),
-])
+@pytest.mark.parametrize(
+    ("tool", "arguments", "call"),
+    [
+        ("replace", {"ref": "R", "text": "fetch"}, ("replace", {"ref": "R", "text": "fetch"})),
+        (
+            "insert",
+            {"ref": "R", "text": "t", "where": "after"},
+            ("insert", {"ref": "R", "text": "t", "where": "after"}),
+        ),
+        (
+            "insert",
+            {"ref": "R", "text": "t"},
+            ("insert", {"ref": "R", "text": "t", "where": "before"}),
+        ),
+        ("delete", {"ref": "R"}, ("delete", {"ref": "R"})),
+        ("copy", {"ref": "R", "to": "b.py:2"}, ("copy", {"ref": "R", "to": "b.py:2"})),
+        ("move", {"ref": "R", "to": "b.py:2"}, ("move", {"ref": "R", "to": "b.py:2"})),
+        ("undo", {"result": "RESULT#e0e0e0e0"}, ("undo", {"ref": "RESULT#e0e0e0e0"})),
+    ],
+)
 def test_mcp_edit_tools(tool: str, arguments: dict[str, Any], call: tuple[str, Any]) -> None:
     calls: list[tuple[str, Any]] = []
 
@@ -737,7 +940,8 @@ def test_mcp_edit_tools(tool: str, arguments: dict[str, Any], call: tuple[str, A
     tools, result = anyio.run(go)
     spec = {t.name: t for t in tools}[tool]
     assert set(spec.input_schema["properties"]) == set(arguments) | (
-        {"where"} if tool == "insert" else set())
+        {"where"} if tool == "insert" else set()
+    )
     assert spec.annotations.read_only_hint is False
     assert result.is_error is False
     assert calls == [call]
@@ -747,15 +951,18 @@ def test_mcp_edit_tools(tool: str, arguments: dict[str, Any], call: tuple[str, A
     assert lines[1:] == EDIT_RESPONSE["diff"].splitlines()
 
 
-@pytest.mark.parametrize(("tool", "arguments", "code"), [
-    ("replace", {"ref": "RESULT#stale", "text": "x"}, "stale_reference"),
-    ("undo", {"result": "RESULT#gone"}, "not_found"),
-    ("replace", {"ref": "R"}, "invalid_query"),
-    ("replace", {"ref": "", "text": "x"}, "invalid_query"),
-    ("insert", {"ref": "R", "text": "x", "where": "inside"}, "invalid_query"),
-    ("copy", {"ref": "R"}, "invalid_query"),
-    ("move", {"ref": "R", "to": ""}, "invalid_query"),
-])
+@pytest.mark.parametrize(
+    ("tool", "arguments", "code"),
+    [
+        ("replace", {"ref": "RESULT#stale", "text": "x"}, "stale_reference"),
+        ("undo", {"result": "RESULT#gone"}, "not_found"),
+        ("replace", {"ref": "R"}, "invalid_query"),
+        ("replace", {"ref": "", "text": "x"}, "invalid_query"),
+        ("insert", {"ref": "R", "text": "x", "where": "inside"}, "invalid_query"),
+        ("copy", {"ref": "R"}, "invalid_query"),
+        ("move", {"ref": "R", "to": ""}, "invalid_query"),
+    ],
+)
 def test_mcp_edit_errors(tool: str, arguments: dict[str, Any], code: str) -> None:
     _, result = _mcp_edit_call(arguments, tool)
     assert result.is_error is True
@@ -766,20 +973,42 @@ def test_mcp_edit_errors(tool: str, arguments: dict[str, Any], code: str) -> Non
 # --- rename / doctor (SPEC §7, §10) ----------------------------------------------------------
 
 RENAME_RESPONSE: dict[str, Any] = {
-    "result": "RESULT#7e7e7e7e", "source": "SEARCH#00ff:1:match", "refreshed": False,
+    "result": "RESULT#7e7e7e7e",
+    "source": "SEARCH#00ff:1:match",
+    "refreshed": False,
     "complete": True,
-    "ranges": [{"path": "shop/models.py", "line": 1, "end_line": 1, "start_byte": 4,
-                "end_byte": 15, "text": "grand_total"}],
+    "ranges": [
+        {
+            "path": "shop/models.py",
+            "line": 1,
+            "end_line": 1,
+            "start_byte": 4,
+            "end_byte": 15,
+            "text": "grand_total",
+        }
+    ],
     "changed": ["shop/models.py"],
     "diff": "--- a/shop/models.py\n+++ b/shop/models.py\n@@ -1 +1 @@\n-def total():\n"
-            "+def grand_total():\n",
+    "+def grand_total():\n",
     "untouched": [{"path": "shop/report.py", "line": 5, "text": "    total = 0"}],
 }
 DOCTOR_ROWS: list[dict[str, Any]] = [
-    {"language": "python", "server": "ty", "command": ["/v/bin/ty", "server"], "found": True,
-     "version": "ty 0.0.108", "install": "pip install ty"},
-    {"language": "go", "server": "gopls", "command": ["gopls"], "found": False, "version": None,
-     "install": "apt-get install gopls golang-go"},
+    {
+        "language": "python",
+        "server": "ty",
+        "command": ["/v/bin/ty", "server"],
+        "found": True,
+        "version": "ty 0.0.108",
+        "install": "pip install ty",
+    },
+    {
+        "language": "go",
+        "server": "gopls",
+        "command": ["gopls"],
+        "found": False,
+        "version": None,
+        "install": "apt-get install gopls golang-go",
+    },
 ]
 
 
@@ -787,15 +1016,21 @@ class SymbolFakeEngine(FakeEngine):
     """``FakeEngine`` plus ``rename`` and ``doctor``; some references fail like the engine."""
 
     def rename(self, ref: str, new_name: str | None = None, *, force: bool = False) -> _Result:
-        self.calls.append(("rename", {"ref": ref, "new_name": new_name, **({"force": True} if force else {})}))
+        self.calls.append(
+            ("rename", {"ref": ref, "new_name": new_name, **({"force": True} if force else {})})
+        )
         if ref == "SEARCH#5ta1e:1:match":
-            raise StaleReference("nothing was written: shop/models.py changed since the search",
-                                 details={"files": ["shop/models.py"]})
+            raise StaleReference(
+                "nothing was written: shop/models.py changed since the search",
+                details={"files": ["shop/models.py"]},
+            )
         if ref == "SEARCH#5e7ac:1:match":
             raise Unsupported("renaming in a.rb needs a language server (see `sleuth doctor`)")
         if ref == "SEARCH#dead:1:match":
-            raise ServerUnavailable("language server ty exited (code -9) during "
-                                    "textDocument/rename; the next query restarts it")
+            raise ServerUnavailable(
+                "language server ty exited (code -9) during "
+                "textDocument/rename; the next query restarts it"
+            )
         return _Result(dict(RENAME_RESPONSE, source=ref))
 
     def doctor(self) -> list[dict[str, Any]]:
@@ -821,10 +1056,13 @@ class SymbolRun(Run):
         self.out, self.err = out.getvalue(), err.getvalue()
 
 
-@pytest.mark.parametrize("argv", [
-    ["rename", "SEARCH#00ff:1:match", "grand_total"],
-    ["rename", "SEARCH#00ff:1:match#grand_total"],
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["rename", "SEARCH#00ff:1:match", "grand_total"],
+        ["rename", "SEARCH#00ff:1:match#grand_total"],
+    ],
+)
 def test_parse_rename_both_forms_into_one_frozen_request(argv: list[str]) -> None:
     inv = cli.parse_args([*argv, "--root", "/w", "--json"])
     assert (inv.verb, inv.root, inv.json) == ("rename", "/w", True)
@@ -833,16 +1071,19 @@ def test_parse_rename_both_forms_into_one_frozen_request(argv: list[str]) -> Non
         inv.request.new_name = "x"
 
 
-@pytest.mark.parametrize(("argv", "says"), [
-    (["rename"], "the following arguments are required"),
-    (["rename", "SEARCH#00ff:1:match"], "needs a new name"),
-    (["rename", "SEARCH#00ff:1:match", "1st"], "not a valid identifier"),
-    (["rename", "SEARCH#00ff:1:match", "two words"], "not a valid identifier"),
-    (["rename", "SEARCH#00ff:1:match#"], "not a valid identifier"),
-    (["rename", "", "x"], "rename needs a reference"),
-    (["rename", "SEARCH#00ff:1:match", ""], "rename needs the new name"),
-    (["doctor", "extra"], "unrecognized arguments"),
-])
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (["rename"], "the following arguments are required"),
+        (["rename", "SEARCH#00ff:1:match"], "needs a new name"),
+        (["rename", "SEARCH#00ff:1:match", "1st"], "not a valid identifier"),
+        (["rename", "SEARCH#00ff:1:match", "two words"], "not a valid identifier"),
+        (["rename", "SEARCH#00ff:1:match#"], "not a valid identifier"),
+        (["rename", "", "x"], "rename needs a reference"),
+        (["rename", "SEARCH#00ff:1:match", ""], "rename needs the new name"),
+        (["doctor", "extra"], "unrecognized arguments"),
+    ],
+)
 def test_rename_doctor_usage_errors_before_any_engine(argv: list[str], says: str) -> None:
     run = SymbolRun([*argv, "--json"])
     assert run.code == 2 and run.engines == []
@@ -875,11 +1116,14 @@ def test_rename_human_output_lists_the_untouched_occurrences() -> None:
     ]
 
 
-@pytest.mark.parametrize(("ref", "code", "exit_code"), [
-    ("SEARCH#5ta1e:1:match", "stale_reference", 3),
-    ("SEARCH#5e7ac:1:match", "unsupported", 2),
-    ("SEARCH#dead:1:match", "server_unavailable", 5),
-])
+@pytest.mark.parametrize(
+    ("ref", "code", "exit_code"),
+    [
+        ("SEARCH#5ta1e:1:match", "stale_reference", 3),
+        ("SEARCH#5e7ac:1:match", "unsupported", 2),
+        ("SEARCH#dead:1:match", "server_unavailable", 5),
+    ],
+)
 def test_rename_errors_map_to_spec_codes(ref: str, code: str, exit_code: int) -> None:
     run = SymbolRun(["rename", ref, "x", "--json"])
     assert run.code == exit_code
@@ -899,8 +1143,10 @@ def test_doctor_json_is_the_list_and_human_is_a_table() -> None:
     assert lines[1].split()[:4] == ["python", "ty", "yes", "ty"]
     assert lines[2].split()[:4] == ["go", "gopls", "no", "-"]
     assert lines[2].endswith("apt-get install gopls golang-go")
-    assert lines[3] == "no server for go: symbols: answers there are syntactic and rename is " \
-                       "unsupported"
+    assert (
+        lines[3] == "no server for go: symbols: answers there are syntactic and rename is "
+        "unsupported"
+    )
 
 
 def test_help_lists_rename_and_doctor() -> None:
@@ -928,10 +1174,13 @@ def _mcp_symbol_call(tool: str, arguments: dict[str, Any]) -> tuple[list[Any], A
     return tools, result, engines[0].calls
 
 
-@pytest.mark.parametrize("arguments", [
-    {"ref": "SEARCH#00ff:1:match", "new_name": "grand_total"},
-    {"ref": "SEARCH#00ff:1:match#grand_total"},
-])
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        {"ref": "SEARCH#00ff:1:match", "new_name": "grand_total"},
+        {"ref": "SEARCH#00ff:1:match#grand_total"},
+    ],
+)
 def test_mcp_rename_tool(arguments: dict[str, Any]) -> None:
     tools, result, calls = _mcp_symbol_call("rename", arguments)
     spec = {t.name: t for t in tools}["rename"]
@@ -943,16 +1192,21 @@ def test_mcp_rename_tool(arguments: dict[str, Any]) -> None:
     assert result.structured_content == RENAME_RESPONSE
     lines = result.content[0].text.splitlines()
     assert lines[0] == "RESULT#7e7e7e7e rename: 1 occurrence in 1 file"
-    assert lines[-2:] == ["not renamed (text matches, review them):",
-                          "  shop/report.py:5  total = 0"]
+    assert lines[-2:] == [
+        "not renamed (text matches, review them):",
+        "  shop/report.py:5  total = 0",
+    ]
 
 
-@pytest.mark.parametrize(("arguments", "code"), [
-    ({"ref": "SEARCH#00ff:1:match"}, "invalid_query"),
-    ({"ref": "SEARCH#00ff:1:match", "new_name": "no way"}, "invalid_query"),
-    ({"ref": "SEARCH#5e7ac:1:match", "new_name": "x"}, "unsupported"),
-    ({"ref": "SEARCH#5ta1e:1:match", "new_name": "x"}, "stale_reference"),
-])
+@pytest.mark.parametrize(
+    ("arguments", "code"),
+    [
+        ({"ref": "SEARCH#00ff:1:match"}, "invalid_query"),
+        ({"ref": "SEARCH#00ff:1:match", "new_name": "no way"}, "invalid_query"),
+        ({"ref": "SEARCH#5e7ac:1:match", "new_name": "x"}, "unsupported"),
+        ({"ref": "SEARCH#5ta1e:1:match", "new_name": "x"}, "stale_reference"),
+    ],
+)
 def test_mcp_rename_errors(arguments: dict[str, Any], code: str) -> None:
     _, result, _ = _mcp_symbol_call("rename", arguments)
     assert result.is_error is True
@@ -992,8 +1246,10 @@ def test_an_ast_search_leaves_no_worker_process_behind(tmp_path: Path) -> None:
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(workers.MatchPool, "submit", spy)
         out = io.StringIO()
-        code = cli.main(["search", "ast:g($A, $B)", "--root", str(tmp_path), "--json",
-                         "--limit", "5"], stdout=out)
+        code = cli.main(
+            ["search", "ast:g($A, $B)", "--root", str(tmp_path), "--json", "--limit", "5"],
+            stdout=out,
+        )
     assert code == 0 and len(json.loads(out.getvalue())["matches"]) == 5
     if workers._cpus() > 1:  # one CPU: no pool at all
         assert started, "the search used worker processes"

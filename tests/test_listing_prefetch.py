@@ -29,7 +29,10 @@ TREE: dict[str, str | bytes] = {
 def _run(code: str, root: Path) -> Any:
     script = textwrap.dedent(code)
     proc = subprocess.run(
-        [sys.executable, "-c", script, str(root)], capture_output=True, text=True, timeout=60,
+        [sys.executable, "-c", script, str(root)],
+        capture_output=True,
+        text=True,
+        timeout=60,
         check=False,
     )
     assert proc.returncode == 0, proc.stderr
@@ -66,7 +69,11 @@ print(json.dumps({"started": started, "pending": pending, "left": left,
     )
     assert seen["started"] is True and seen["pending"] == 1 and seen["left"] == 0
     assert seen["adopted"] == seen["walked"]
-    assert [row[0] for row in seen["adopted"]] == ["src/app.py", "src/big.bin", "src/util/helpers.py"]
+    assert [row[0] for row in seen["adopted"]] == [
+        "src/app.py",
+        "src/big.bin",
+        "src/util/helpers.py",
+    ]
     assert seen["ignored"][0] == seen["ignored"][1]
 
 

@@ -11,28 +11,62 @@ from sleuth import render
 RID = "SEARCH#7f3a9c21"
 
 
-def _match(n: int, path: str, line: int, column: int, text: str, length: int = 8,
-           before: tuple[str, ...] = (), after: tuple[str, ...] = (),
-           end_line: int | None = None) -> dict[str, Any]:
+def _match(
+    n: int,
+    path: str,
+    line: int,
+    column: int,
+    text: str,
+    length: int = 8,
+    before: tuple[str, ...] = (),
+    after: tuple[str, ...] = (),
+    end_line: int | None = None,
+) -> dict[str, Any]:
     return {
-        "n": n, "path": path, "line": line, "column": column,
-        "end_line": line if end_line is None else end_line, "end_column": column + length,
-        "start_byte": 0, "end_byte": length, "text": text,
+        "n": n,
+        "path": path,
+        "line": line,
+        "column": column,
+        "end_line": line if end_line is None else end_line,
+        "end_column": column + length,
+        "start_byte": 0,
+        "end_byte": length,
+        "text": text,
         "context": {"before": list(before), "after": list(after)},
         "ref": {"line": f"{RID}:{n}:line", "match": f"{RID}:{n}:match"},
-        "captures": None, "score": None,
+        "captures": None,
+        "score": None,
     }
 
 
 def sample(**changes: Any) -> dict[str, Any]:
     data: dict[str, Any] = {
-        "query": "get_user", "mode": "literal", "fallback": None, "result": RID,
-        "complete": True, "incomplete_reason": None, "total": 3,
+        "query": "get_user",
+        "mode": "literal",
+        "fallback": None,
+        "result": RID,
+        "complete": True,
+        "incomplete_reason": None,
+        "total": 3,
         "matches": [
-            _match(1, "src/app.py", 12, 12, "    user = get_user(uid)",
-                   before=("def handler(uid):",), after=("    return get_user(1)",)),
-            _match(2, "src/app.py", 13, 12, "    return get_user(1)",
-                   before=("    user = get_user(uid)",), after=("",)),
+            _match(
+                1,
+                "src/app.py",
+                12,
+                12,
+                "    user = get_user(uid)",
+                before=("def handler(uid):",),
+                after=("    return get_user(1)",),
+            ),
+            _match(
+                2,
+                "src/app.py",
+                13,
+                12,
+                "    return get_user(1)",
+                before=("    user = get_user(uid)",),
+                after=("",),
+            ),
             _match(3, "src/b.py", 40, 1, "get_user()"),
         ],
         "all": {"line": f"{RID}:all:line", "match": f"{RID}:all:match"},
@@ -69,8 +103,10 @@ def test_status_phrase_names_the_reason() -> None:
 
 
 def test_suggestion_phrase_lists_groups_with_counts() -> None:
-    groups = [{"name": "get_user", "count": 3, "complete": True, "result": "SEARCH#aa"},
-              {"name": "GetUsers", "count": 1, "complete": False}]
+    groups = [
+        {"name": "get_user", "count": 3, "complete": True, "result": "SEARCH#aa"},
+        {"name": "GetUsers", "count": 1, "complete": False},
+    ]
     data = empty(possible_names=groups)
     assert render.suggestion_phrase(data) == "did you mean: get_user (3), GetUsers (1+)"
     with_refs = render.suggestion_phrase(data, with_refs=True)
@@ -85,7 +121,9 @@ def test_human_header_carries_id_mode_count_and_completeness() -> None:
     first = human(sample()).splitlines()[0]
     assert first == f"{RID}  literal  3 matches  complete"
     fallback = human(sample(mode="regex", fallback="regex", total=None, total_at_least=100))
-    assert fallback.splitlines()[0] == f"{RID}  regex  fallback=regex  at least 100 matches  complete"
+    assert (
+        fallback.splitlines()[0] == f"{RID}  regex  fallback=regex  at least 100 matches  complete"
+    )
 
 
 def test_human_groups_by_file_with_refs_and_positions() -> None:
@@ -105,13 +143,15 @@ def test_human_context_lines_are_numbered_deduplicated_and_dimmed() -> None:
     # Line 13 is a match line, so match 1's after-context must not repeat it as context.
     assert not any(line.strip().startswith("13-") for line in lines)
     start = text.plain.index("11- def handler")
-    assert any(span.style == render.STYLE_CONTEXT and span.start <= start < span.end
-               for span in text.spans)
+    assert any(
+        span.style == render.STYLE_CONTEXT and span.start <= start < span.end for span in text.spans
+    )
 
 
 def test_human_gap_between_distant_matches_is_marked() -> None:
-    data = sample(matches=[_match(1, "a.py", 1, 1, "x = 1"), _match(2, "a.py", 30, 1, "x = 2")],
-                  total=2)
+    data = sample(
+        matches=[_match(1, "a.py", 1, 1, "x = 1"), _match(2, "a.py", 30, 1, "x = 2")], total=2
+    )
     lines = human(data).splitlines()
     assert lines[lines.index("#1  1:1: x = 1") + 1] == "--"
 
@@ -146,8 +186,10 @@ def test_human_no_skip_line_when_nothing_was_skipped() -> None:
 
 
 def test_human_empty_result_with_suggestions() -> None:
-    groups = [{"name": "get_user", "count": 3, "complete": True},
-              {"name": "GetUsers", "count": 1, "complete": True}]
+    groups = [
+        {"name": "get_user", "count": 3, "complete": True},
+        {"name": "GetUsers", "count": 1, "complete": True},
+    ]
     out = human(empty(query="getUser", possible_names=groups))
     assert "no matches; did you mean: get_user (3), GetUsers (1)" in out
     assert "not proof of absence" not in out
@@ -201,8 +243,9 @@ def test_compact_hints_cursor_suggestions_and_absence() -> None:
     out = render.search_compact(sample(next_cursor="CUR"))
     assert out.splitlines()[-1] == "next_cursor: CUR"
     groups = [{"name": "get_user", "count": 2, "complete": True, "result": "SEARCH#bb"}]
-    out = render.search_compact(empty(possible_names=groups, complete=False,
-                                      incomplete_reason="timeout"))
+    out = render.search_compact(
+        empty(possible_names=groups, complete=False, incomplete_reason="timeout")
+    )
     assert "no matches; did you mean: get_user (2, SEARCH#bb)" in out
     assert "not proof of absence" in out
 
@@ -217,8 +260,14 @@ def test_compact_multiline_text_stays_on_one_line() -> None:
 
 
 def test_error_line_from_error_object() -> None:
-    obj = {"error": {"code": "invalid_path", "message": "outside the root", "retry_after": None,
-                     "details": {}}}
+    obj = {
+        "error": {
+            "code": "invalid_path",
+            "message": "outside the root",
+            "retry_after": None,
+            "details": {},
+        }
+    }
     assert render.error_line(obj) == "error[invalid_path]: outside the root"
     obj["error"].update(code="rate_limited", retry_after=2.5)
     assert render.error_line(obj) == "error[rate_limited]: outside the root (retry after 2.5s)"
@@ -228,13 +277,21 @@ def test_error_line_from_error_object() -> None:
 
 
 def _range(path: str, line: int, text: str, end_line: int | None = None) -> dict[str, Any]:
-    return {"path": path, "line": line, "end_line": line if end_line is None else end_line,
-            "start_byte": 0, "end_byte": len(text.encode()), "text": text}
+    return {
+        "path": path,
+        "line": line,
+        "end_line": line if end_line is None else end_line,
+        "start_byte": 0,
+        "end_byte": len(text.encode()),
+        "text": text,
+    }
 
 
 def read_sample(**changes: Any) -> dict[str, Any]:
     data: dict[str, Any] = {
-        "result": "RESULT#0badcafe", "source": f"{RID}:all:line", "refreshed": False,
+        "result": "RESULT#0badcafe",
+        "source": f"{RID}:all:line",
+        "refreshed": False,
         "complete": True,
         "ranges": [
             _range("src/app.py", 9, "def handler(uid):\n    user = get_user(uid)", 10),
@@ -271,12 +328,17 @@ def test_read_human_wide_line_numbers_stay_aligned() -> None:
 
 def test_read_human_trailing_eol_crlf_and_empty_lines() -> None:
     data = read_sample(ranges=[_range("a.py", 1, "one\r\n\r\nthree\n", 3)])
-    assert render.read_human(data).plain.splitlines()[-3:] == ["   1 | one", "   2 |", "   3 | three"]
+    assert render.read_human(data).plain.splitlines()[-3:] == [
+        "   1 | one",
+        "   2 |",
+        "   3 | three",
+    ]
 
 
 def test_read_human_notes_refreshed_and_incomplete() -> None:
-    data = read_sample(refreshed=True, complete=False,
-                       incomplete_reason="only the first 2000 lines were read")
+    data = read_sample(
+        refreshed=True, complete=False, incomplete_reason="only the first 2000 lines were read"
+    )
     lines = render.read_human(data).plain.splitlines()
     assert lines[0] == f"RESULT#0badcafe from {RID}:all:line  4 ranges  incomplete  refreshed"
     assert lines[1].startswith("refreshed: ")
@@ -285,7 +347,7 @@ def test_read_human_notes_refreshed_and_incomplete() -> None:
 
 def test_read_human_styles() -> None:
     text = render.read_human(read_sample())
-    styles = {text.plain[s.start:s.end]: s.style for s in text.spans}
+    styles = {text.plain[s.start : s.end]: s.style for s in text.spans}
     assert styles["src/app.py"] == render.STYLE_PATH
     assert styles["   … |"] == render.STYLE_CONTEXT
     assert styles["   9 |"] == render.STYLE_LINENO
@@ -324,7 +386,8 @@ def test_read_renderings_do_not_mutate_input() -> None:
 
 def test_index_human() -> None:
     assert render.index_human({"indexed": 1, "path": ".sleuth/trigram.idx"}).plain == (
-        "indexed 1 file into .sleuth/trigram.idx")
+        "indexed 1 file into .sleuth/trigram.idx"
+    )
     assert render.index_human({"indexed": 0, "path": "p"}).plain == "indexed 0 files into p"
 
 
@@ -340,7 +403,9 @@ EDIT_DIFF = (
 
 def edit_sample(**changes: Any) -> dict[str, Any]:
     data: dict[str, Any] = {
-        "result": "RESULT#5eed0001", "source": f"{RID}:all:match", "refreshed": False,
+        "result": "RESULT#5eed0001",
+        "source": f"{RID}:all:match",
+        "refreshed": False,
         "complete": True,
         "ranges": [_range("src/app.py", 2, "new")],
         "changed": ["q.sql", "src/app.py"],
@@ -351,7 +416,9 @@ def edit_sample(**changes: Any) -> dict[str, Any]:
 
 
 def test_edit_header_counts_changed_files() -> None:
-    assert render.edit_header(edit_sample(), "replace") == "RESULT#5eed0001 replace: 2 files changed"
+    assert (
+        render.edit_header(edit_sample(), "replace") == "RESULT#5eed0001 replace: 2 files changed"
+    )
     one = edit_sample(changed=["a.py"])
     assert render.edit_header(one, "delete") == "RESULT#5eed0001 delete: 1 file changed"
     assert render.edit_header(edit_sample(refreshed=True), "move").endswith("changed  refreshed")
@@ -367,7 +434,7 @@ def test_edit_human_is_header_diff_and_undo_hint() -> None:
 def test_edit_human_styles_follow_the_hunks() -> None:
     text = render.edit_human(edit_sample(), verb="replace")
     assert not text.style  # only the header is bold, not the whole text
-    styles = {text.plain[s.start:s.end]: s.style for s in text.spans}
+    styles = {text.plain[s.start : s.end]: s.style for s in text.spans}
     assert styles["RESULT#5eed0001 replace: 2 files changed"] == render.STYLE_HEADER
     assert styles["--- a/src/app.py"] == styles["+++ b/q.sql"] == render.STYLE_DIFF_FILE
     assert styles["@@ -1,3 +1,3 @@"] == render.STYLE_DIFF_HUNK
@@ -395,7 +462,9 @@ def test_undo_rendering_has_no_undo_hint_and_refresh_is_noted() -> None:
 
 def test_edit_compact_is_header_then_diff() -> None:
     assert render.edit_compact(edit_sample(), verb="insert").splitlines() == [
-        "RESULT#5eed0001 insert: 2 files changed", *EDIT_DIFF.splitlines()]
+        "RESULT#5eed0001 insert: 2 files changed",
+        *EDIT_DIFF.splitlines(),
+    ]
 
 
 def test_edit_renderings_do_not_mutate_input() -> None:
@@ -411,35 +480,64 @@ def test_edit_renderings_do_not_mutate_input() -> None:
 DECL_ID = "f0ea30790afb"
 
 
-def _symbol_match(n: int, path: str, line: int, column: int, text: str,
-                  symbol: dict[str, Any]) -> dict[str, Any]:
+def _symbol_match(
+    n: int, path: str, line: int, column: int, text: str, symbol: dict[str, Any]
+) -> dict[str, Any]:
     return dict(_match(n, path, line, column, text, length=5), symbol=symbol)
 
 
 def symbols_sample(precision: str = "semantic", **changes: Any) -> dict[str, Any]:
-    decl = {"name": "total", "kind": "method", "container": "Cart", "id": DECL_ID,
-            "precision": precision,
-            "range": {"path": "shop/models.py", "start_byte": 0, "end_byte": 90, "line": 16,
-                      "end_line": 18}}
+    decl = {
+        "name": "total",
+        "kind": "method",
+        "container": "Cart",
+        "id": DECL_ID,
+        "precision": precision,
+        "range": {
+            "path": "shop/models.py",
+            "start_byte": 0,
+            "end_byte": 90,
+            "line": 16,
+            "end_line": 18,
+        },
+    }
     ref = {"name": "total", "kind": "reference", "reference_of": DECL_ID, "precision": precision}
-    ambiguous = {"name": "total", "kind": "reference", "reference_of": None,
-                 "candidates": [DECL_ID, "0a73ecacf4b2"], "precision": precision}
-    return sample(mode="symbols", query="symbols:total", total=3, matches=[
-        _symbol_match(1, "shop/models.py", 16, 9, "    def total(self) -> float:", decl),
-        _symbol_match(2, "shop/service.py", 9, 19, '    return f"pay {cart.total():.2f}"', ref),
-        _symbol_match(3, "shop/util.py", 4, 12, "    return total(x)", ambiguous),
-    ], **changes)
+    ambiguous = {
+        "name": "total",
+        "kind": "reference",
+        "reference_of": None,
+        "candidates": [DECL_ID, "0a73ecacf4b2"],
+        "precision": precision,
+    }
+    return sample(
+        mode="symbols",
+        query="symbols:total",
+        total=3,
+        matches=[
+            _symbol_match(1, "shop/models.py", 16, 9, "    def total(self) -> float:", decl),
+            _symbol_match(2, "shop/service.py", 9, 19, '    return f"pay {cart.total():.2f}"', ref),
+            _symbol_match(3, "shop/util.py", 4, 12, "    return total(x)", ambiguous),
+        ],
+        **changes,
+    )
 
 
 def test_symbol_phrase_declaration_reference_and_candidates() -> None:
     matches = symbols_sample()["matches"]
     assert render.symbol_phrase(matches[0]["symbol"]) == (
-        f"method Cart.total  [semantic] id={DECL_ID}")
+        f"method Cart.total  [semantic] id={DECL_ID}"
+    )
     assert render.symbol_phrase(matches[1]["symbol"]) == f"reference total -> {DECL_ID}  [semantic]"
     assert render.symbol_phrase(matches[2]["symbol"]) == (
-        f"reference total -> one of {DECL_ID}, 0a73ecacf4b2  [semantic]")
-    top = {"name": "get_user", "kind": "function", "container": None, "id": "aac9e3052f59",
-           "precision": "syntactic"}
+        f"reference total -> one of {DECL_ID}, 0a73ecacf4b2  [semantic]"
+    )
+    top = {
+        "name": "get_user",
+        "kind": "function",
+        "container": None,
+        "id": "aac9e3052f59",
+        "precision": "syntactic",
+    }
     assert render.symbol_phrase(top) == "function get_user  [syntactic] id=aac9e3052f59"
     lost = {"name": "x", "kind": "reference", "reference_of": None, "precision": "syntactic"}
     assert render.symbol_phrase(lost) == "reference x -> (unresolved)  [syntactic]"
@@ -456,48 +554,68 @@ def test_human_symbols_one_line_per_match_with_code_below() -> None:
         f"#3 shop/util.py:4:12  reference total -> one of {DECL_ID}, 0a73ecacf4b2  [semantic]",
         "        return total(x)",
     ]
-    assert lines[9] == (f"body: sleuth search 'symbol:#<id>'   rename: sleuth rename "
-                        f"{RID}:<n>:match NEW")
+    assert lines[9] == (
+        f"body: sleuth search 'symbol:#<id>'   rename: sleuth rename {RID}:<n>:match NEW"
+    )
     assert "syntactic:" not in human(symbols_sample())
 
 
 def test_human_syntactic_symbols_warn_and_offer_no_rename() -> None:
     text = human(symbols_sample("syntactic"))
     assert "[syntactic]" in text and "rename:" not in text
-    assert ("syntactic: names from tree-sitter, not resolved by a language server "
-            "(see sleuth doctor)") in text.splitlines()
+    assert (
+        "syntactic: names from tree-sitter, not resolved by a language server (see sleuth doctor)"
+    ) in text.splitlines()
 
 
 def test_human_symbol_body_keeps_every_line() -> None:
     decl = symbols_sample()["matches"][0]["symbol"]
     body = "def total(self) -> float:\n    return 1.0"
-    data = sample(mode="symbol", query=f"symbol:#{DECL_ID}", total=1, matches=[
-        dict(_match(1, "shop/models.py", 16, 1, body, end_line=17), symbol=decl)])
+    data = sample(
+        mode="symbol",
+        query=f"symbol:#{DECL_ID}",
+        total=1,
+        matches=[dict(_match(1, "shop/models.py", 16, 1, body, end_line=17), symbol=decl)],
+    )
     lines = human(data).splitlines()
-    assert lines[2:5] == [f"#1 shop/models.py:16:1  method Cart.total  [semantic] id={DECL_ID}",
-                          "    def total(self) -> float:", "        return 1.0"]
+    assert lines[2:5] == [
+        f"#1 shop/models.py:16:1  method Cart.total  [semantic] id={DECL_ID}",
+        "    def total(self) -> float:",
+        "        return 1.0",
+    ]
     assert not any(line.startswith("body:") for line in lines)
 
 
 def test_compact_symbols_carry_the_phrase_between_position_and_text() -> None:
     lines = render.search_compact(symbols_sample()).splitlines()
-    assert lines[1] == (f"shop/models.py:16:9 #1  method Cart.total  [semantic] id={DECL_ID}  "
-                        "def total(self) -> float:")
-    assert lines[2] == (f"shop/service.py:9:19 #2  reference total -> {DECL_ID}  [semantic]  "
-                        'return f"pay {cart.total():.2f}"')
+    assert lines[1] == (
+        f"shop/models.py:16:9 #1  method Cart.total  [semantic] id={DECL_ID}  "
+        "def total(self) -> float:"
+    )
+    assert lines[2] == (
+        f"shop/service.py:9:19 #2  reference total -> {DECL_ID}  [semantic]  "
+        'return f"pay {cart.total():.2f}"'
+    )
 
 
-RENAME_DIFF = ("--- a/shop/models.py\n+++ b/shop/models.py\n@@ -1 +1 @@\n-def total():\n"
-               "+def grand_total():\n")
+RENAME_DIFF = (
+    "--- a/shop/models.py\n+++ b/shop/models.py\n@@ -1 +1 @@\n-def total():\n+def grand_total():\n"
+)
 
 
 def rename_sample(**changes: Any) -> dict[str, Any]:
     data = edit_sample(
-        ranges=[_range("shop/models.py", 1, "grand_total"), _range("shop/service.py", 4,
-                                                                   "grand_total")],
-        changed=["shop/models.py", "shop/service.py"], diff=RENAME_DIFF,
-        untouched=[{"path": "shop/report.py", "line": 5, "text": "    total = 0"},
-                   {"path": "shop/report.py", "line": 8, "text": "    return total"}])
+        ranges=[
+            _range("shop/models.py", 1, "grand_total"),
+            _range("shop/service.py", 4, "grand_total"),
+        ],
+        changed=["shop/models.py", "shop/service.py"],
+        diff=RENAME_DIFF,
+        untouched=[
+            {"path": "shop/report.py", "line": 5, "text": "    total = 0"},
+            {"path": "shop/report.py", "line": 8, "text": "    return total"},
+        ],
+    )
     data.update(changes)
     return data
 
@@ -511,7 +629,7 @@ def test_rename_human_header_diff_and_untouched_for_review() -> None:
         "  shop/report.py:5  total = 0",
         "  shop/report.py:8  return total",
     ]
-    styles = {text.plain[s.start:s.end]: s.style for s in text.spans}
+    styles = {text.plain[s.start : s.end]: s.style for s in text.spans}
     assert styles["not renamed (text matches, review them):"] == render.STYLE_WARN
     assert styles["+def grand_total():"] == render.STYLE_DIFF_ADD
 
@@ -525,16 +643,31 @@ def test_rename_without_untouched_occurrences_lists_nothing() -> None:
 
 def test_rename_compact_is_header_diff_untouched() -> None:
     assert render.rename_compact(rename_sample()).splitlines() == [
-        "RESULT#5eed0001 rename: 2 occurrences in 2 files", *RENAME_DIFF.splitlines(),
-        "not renamed (text matches, review them):", "  shop/report.py:5  total = 0",
-        "  shop/report.py:8  return total"]
+        "RESULT#5eed0001 rename: 2 occurrences in 2 files",
+        *RENAME_DIFF.splitlines(),
+        "not renamed (text matches, review them):",
+        "  shop/report.py:5  total = 0",
+        "  shop/report.py:8  return total",
+    ]
 
 
 DOCTOR_ROWS: list[dict[str, Any]] = [
-    {"language": "python", "server": "ty", "command": ["/v/bin/ty", "server"], "found": True,
-     "version": "ty 0.0.108", "install": "pip install ty"},
-    {"language": "rust", "server": "rust-analyzer", "command": ["rust-analyzer"],
-     "found": False, "version": None, "install": "rustup component add rust-analyzer"},
+    {
+        "language": "python",
+        "server": "ty",
+        "command": ["/v/bin/ty", "server"],
+        "found": True,
+        "version": "ty 0.0.108",
+        "install": "pip install ty",
+    },
+    {
+        "language": "rust",
+        "server": "rust-analyzer",
+        "command": ["rust-analyzer"],
+        "found": False,
+        "version": None,
+        "install": "rustup component add rust-analyzer",
+    },
 ]
 
 
@@ -546,18 +679,21 @@ def test_doctor_human_table_and_summary() -> None:
         "rust      rust-analyzer  no     -           rustup component add rust-analyzer",
         "no server for rust: symbols: answers there are syntactic and rename is unsupported",
     ]
-    styles = {text.plain[s.start:s.end]: s.style for s in text.spans}
+    styles = {text.plain[s.start : s.end]: s.style for s in text.spans}
     assert styles[text.plain.splitlines()[2]] == render.STYLE_WARN
     assert text.plain.splitlines()[1] not in styles
     assert render.doctor_human(DOCTOR_ROWS[:1]).plain.splitlines()[-1] == (
-        "every language has its server: symbols: answers are semantic")
+        "every language has its server: symbols: answers are semantic"
+    )
     assert render.doctor_human([]).plain.splitlines()[-1] == (
-        "language servers are off in this workbench")
+        "language servers are off in this workbench"
+    )
 
 
 def test_doctor_compact_reads_the_wrapped_rows() -> None:
     assert render.doctor_compact({"servers": DOCTOR_ROWS}).splitlines() == (
-        render.doctor_human(DOCTOR_ROWS).plain.splitlines())
+        render.doctor_human(DOCTOR_ROWS).plain.splitlines()
+    )
 
 
 def test_symbol_rename_doctor_renderings_do_not_mutate_input() -> None:

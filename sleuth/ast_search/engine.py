@@ -56,7 +56,12 @@ class AstPattern:
     """A compiled structural pattern for one language."""
 
     def __init__(
-        self, compiled: CompiledPattern, spec: LangSpec, strictness: str, text: str, selector: str | None
+        self,
+        compiled: CompiledPattern,
+        spec: LangSpec,
+        strictness: str,
+        text: str,
+        selector: str | None,
     ) -> None:
         self.lang = spec.name
         self.args: tuple[str, str, str | None, str] = (text, spec.name, selector, strictness)
@@ -156,9 +161,7 @@ def compile_pattern(
 
 
 def _captures(env: Env) -> dict[str, Capture]:
-    out = {
-        name: Capture(1, node.start_byte, node.end_byte) for name, node in env.single.items()
-    }
+    out = {name: Capture(1, node.start_byte, node.end_byte) for name, node in env.single.items()}
     for name, multi in env.multi.items():
         if multi.nodes:
             named = sum(1 for n in multi.nodes if n.is_named)

@@ -125,9 +125,7 @@ class Matcher:
         env.single[var.name] = cand  # the last occurrence is reported, as in ast-grep
         return True
 
-    def _bind_multi(
-        self, var: MetaVar, nodes: tuple[Node, ...], position: int, env: Env
-    ) -> bool:
+    def _bind_multi(self, var: MetaVar, nodes: tuple[Node, ...], position: int, env: Env) -> bool:
         if var.name is None:
             return True
         old = env.multi.get(var.name)

@@ -188,8 +188,18 @@ def extract_tag_tuples(
         return found.lang, [], [], found.complete, found.reason
     name, raw_defs, raw_refs = found
     defs = [
-        (d.id, d.name, d.kind, d.container, d.node_start, d.node_end, d.line, d.end_line,
-         d.name_start, d.name_end)
+        (
+            d.id,
+            d.name,
+            d.kind,
+            d.container,
+            d.node_start,
+            d.node_end,
+            d.line,
+            d.end_line,
+            d.name_start,
+            d.name_end,
+        )
         for d in raw_defs
     ]
     refs: list[RefTuple] = [
@@ -328,8 +338,19 @@ def _nested(raw: list[_Def], path: str, rules: TagRules) -> list[_Def]:
 def _nest(raw: list[_Def], path: str) -> list[SymbolDef]:
     """The definitions (already ``_nested``) as ``SymbolDef``."""
     return [
-        SymbolDef(d.id, d.name, d.kind, d.container, path, d.node_start, d.node_end, d.line,
-                  d.end_line, d.name_start, d.name_end)
+        SymbolDef(
+            d.id,
+            d.name,
+            d.kind,
+            d.container,
+            path,
+            d.node_start,
+            d.node_end,
+            d.line,
+            d.end_line,
+            d.name_start,
+            d.name_end,
+        )
         for d in raw
     ]
 

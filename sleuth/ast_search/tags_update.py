@@ -100,9 +100,7 @@ def _outside(
     return before, after
 
 
-def retag(
-    path: str, lang: str, prev: Previous, tree: Tree, data: bytes
-) -> FileTags | None:
+def retag(path: str, lang: str, prev: Previous, tree: Tree, data: bytes) -> FileTags | None:
     """The tags of ``data`` from ``prev`` (whose ``attached`` are its tags) and the new
     ``tree``; None when the shortcut does not apply (the caller extracts in full)."""
     old = prev.attached

@@ -22,7 +22,13 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from sleuth.ast_search.engine import AstPattern, compile_pattern
 
 __all__ = [
-    "PatternArgs", "RawMatch", "MatchPool", "get_pool", "find_raw", "kill_workers", "MAX_WORKERS",
+    "PatternArgs",
+    "RawMatch",
+    "MatchPool",
+    "get_pool",
+    "find_raw",
+    "kill_workers",
+    "MAX_WORKERS",
 ]
 
 MAX_WORKERS = 4
@@ -38,7 +44,11 @@ _compiled: dict[PatternArgs, AstPattern] = {}  # per worker process
 def find_raw(pattern: AstPattern, data: bytes) -> list[RawMatch]:
     """Every match of ``pattern`` in ``data`` as plain tuples (what workers send back)."""
     return [
-        (m.start_byte, m.end_byte, {k: (c.nodes, c.start_byte, c.end_byte) for k, c in m.captures.items()})
+        (
+            m.start_byte,
+            m.end_byte,
+            {k: (c.nodes, c.start_byte, c.end_byte) for k, c in m.captures.items()},
+        )
         for m in pattern.find(data)
     ]
 
@@ -48,7 +58,9 @@ def _find_batch(args: PatternArgs, datas: list[bytes]) -> list[list[RawMatch]]:
     pattern = _compiled.get(args)
     if pattern is None:
         text, lang, selector, strictness = args
-        pattern = _compiled[args] = compile_pattern(text, lang, selector=selector, strictness=strictness)
+        pattern = _compiled[args] = compile_pattern(
+            text, lang, selector=selector, strictness=strictness
+        )
     return [find_raw(pattern, data) for data in datas]
 
 

@@ -134,9 +134,7 @@ def _stale(paths: list[str]) -> StaleReference:
     )
 
 
-def commit(
-    ws: Workspace, changes: Sequence[FileChange], verify: Sequence[FileChange] = ()
-) -> None:
+def commit(ws: Workspace, changes: Sequence[FileChange], verify: Sequence[FileChange] = ()) -> None:
     """Write ``changes`` all or nothing; ``stale_reference`` if any file moved on. The files of
     ``verify`` (a copy's sources) are only checked, under the same lock, never written."""
     _fault(ws, "planned", "")

@@ -156,7 +156,9 @@ class Editor:
         if looks_like_ref(to):
             sel = self._resolver.resolve(to)
             if len(sel.ranges) != 1:
-                raise InvalidQuery(f"the target {to} must select one range, it selects {len(sel.ranges)}")
+                raise InvalidQuery(
+                    f"the target {to} must select one range, it selects {len(sel.ranges)}"
+                )
             r = sel.ranges[0]
             return r.path, r.start_byte, self._file(sel, r.path), r.lines
         m = _TARGET.fullmatch(to) if isinstance(to, str) else None
@@ -186,10 +188,14 @@ class Editor:
         sel = self._selection(ref)
         plans = self._plans(sel)
         for r in sel.ranges:
-            plans[r.path].splices.append(Splice(r.start_byte, r.end_byte, _encode(text, plans[r.path].ft)))
+            plans[r.path].splices.append(
+                Splice(r.start_byte, r.end_byte, _encode(text, plans[r.path].ft))
+            )
         return self._apply(ref, plans, "replace", refreshed=sel.refreshed)
 
-    def insert(self, ref: str, text: str, where: Literal["before", "after"] = "before") -> ReadResult:
+    def insert(
+        self, ref: str, text: str, where: Literal["before", "after"] = "before"
+    ) -> ReadResult:
         text = _check_text(text)
         if where not in ("before", "after"):
             raise InvalidQuery(f"where must be 'before' or 'after', got {where!r}")
@@ -229,7 +235,12 @@ class Editor:
         blob = (b"\n" if all_lines else b"").join(pieces).decode("utf-8", errors="surrogateescape")
         if at_line_start and all_lines and not blob.endswith("\n"):
             blob += "\n"
-        if at_line_start and offset == len(target_ft.data) and target_ft.data and not target_ft.data.endswith(b"\n"):
+        if (
+            at_line_start
+            and offset == len(target_ft.data)
+            and target_ft.data
+            and not target_ft.data.endswith(b"\n")
+        ):
             blob = "\n" + blob.rstrip("\n")
         plans = self._plans(sel) if move else {}
         if path not in plans:
@@ -252,7 +263,11 @@ class Editor:
             if p not in plans and any(r.path == p for r in sel.ranges)
         ]
         return self._apply(
-            ref, plans, "move" if move else "copy", keep_empty=False, refreshed=sel.refreshed,
+            ref,
+            plans,
+            "move" if move else "copy",
+            keep_empty=False,
+            refreshed=sel.refreshed,
             verify=sources,
         )
 
@@ -358,7 +373,9 @@ class Editor:
                 f"{result_id} is not an edit that can be undone (or was undone already)"
             ) from None
         except (OSError, ValueError, KeyError, TypeError):
-            raise NotFound(f"the undo data of {result_id} is unreadable; it cannot be undone") from None
+            raise NotFound(
+                f"the undo data of {result_id} is unreadable; it cannot be undone"
+            ) from None
 
     def undo(self, result_id: str) -> ReadResult:
         parsed = parse_ref(text_arg(result_id, "result"))
@@ -402,7 +419,9 @@ class Editor:
         os.rename(folder, done)
         answer = self._views.register(
             Selection(source=result_id, ranges=sorted(ranges), result_id="", texts=texts),
-            "undo", {"ref": result_id}, None,
+            "undo",
+            {"ref": result_id},
+            None,
         )
         answer.changed = [c.path for c in changes]
         answer.diff = unified_diff(changes)
@@ -438,7 +457,12 @@ def unified_diff(changes: Sequence[FileChange]) -> str:
         old = c.old.decode("utf-8", errors="replace").splitlines(keepends=True)
         new = c.new.decode("utf-8", errors="replace").splitlines(keepends=True)
         lines = difflib.unified_diff(old, new, f"a/{c.path}", f"b/{c.path}")
-        parts.append("".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines))
+        parts.append(
+            "".join(
+                line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
+                for line in lines
+            )
+        )
     return "".join(parts)
 
 

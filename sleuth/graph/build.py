@@ -52,7 +52,9 @@ BlobSources = tuple[bytes | RecordRow | FileRecord, bytes | Resolution]
 store or as the value to encode (``Graph.blob_sources``)."""
 
 
-def encode_blobs(rec: bytes | RecordRow | FileRecord, res: bytes | Resolution) -> tuple[bytes, bytes]:
+def encode_blobs(
+    rec: bytes | RecordRow | FileRecord, res: bytes | Resolution
+) -> tuple[bytes, bytes]:
     """A file's cache row from ``Graph.blob_sources``: (record, resolution), ``marshal``-ed."""
     if isinstance(rec, FileRecord):
         rec = record_to_row(rec)

@@ -100,9 +100,7 @@ class FileIndex:
             SymbolDef(i, n, k, c, path, s, e, ln, el, ns, ne)
             for i, n, k, c, s, e, ln, el, ns, ne, _ in def_rows
         ]
-        uses = (
-            (r[1], r[0], r[7], r[5], r[8]) for r in ref_rows if r[1] in ("import", "inherit")
-        )
+        uses = ((r[1], r[0], r[7], r[5], r[8]) for r in ref_rows if r[1] in ("import", "inherit"))
         return cls._build(path, lang, defs, uses)
 
     @classmethod
@@ -153,8 +151,15 @@ class FileIndex:
         aside (memoised): two versions with equal facts resolve everything the same."""
         if self._facts is None:
             decls = {i: (d.name, d.kind, d.container) for i, d in self.by_id.items()}
-            self._facts = (self.family, decls, self.scope, self.qualified_ids(), self.bases,
-                           self.imports, self.members)
+            self._facts = (
+                self.family,
+                decls,
+                self.scope,
+                self.qualified_ids(),
+                self.bases,
+                self.imports,
+                self.members,
+            )
         return self._facts
 
     def class_view(self, decl_id: str) -> tuple[object, ...] | None:
@@ -232,9 +237,7 @@ def changed_keys(
             decls.update(idx.by_id)
     if old is not None and new is not None and old.imports == new.imports:
         # imports unchanged (e.g. a function appended): only declarations can bind differently
-        out = {
-            name_key(path, n) for n in names if old.scope.get(("", n)) != new.scope.get(("", n))
-        }
+        out = {name_key(path, n) for n in names if old.scope.get(("", n)) != new.scope.get(("", n))}
     else:
         out = {name_key(path, n) for n in names if _binding(old, n) != _binding(new, n)}
     for i in decls:

@@ -210,9 +210,7 @@ _SUPER_REACH = 121
 """How far before a receiver's dot ``receiver_at`` looks for ``super(...)`` (plus one)."""
 
 
-def _receivers(
-    tags: FileTags, refs: Sequence[SymbolRef], data: bytes
-) -> tuple[str | None, ...]:
+def _receivers(tags: FileTags, refs: Sequence[SymbolRef], data: bytes) -> tuple[str | None, ...]:
     """Each use's receiver (``receiver_of``). A re-tag's uses that are the previous version's
     (``kept``) keep the receivers found for it when every byte their scan reads is unchanged:
     uses before the edit (the scan reads backwards only), and uses after it past a byte no scan
@@ -233,8 +231,10 @@ def _receivers(
         safe_from = stop.start() if stop is not None else len(data) + 1
         shift = len(prev) - n
         out = tuple(
-            prev[i] if r.kind != "import" and i < before
-            else prev[i + shift] if r.kind != "import" and i >= n - after and r.start_byte > safe_from
+            prev[i]
+            if r.kind != "import" and i < before
+            else prev[i + shift]
+            if r.kind != "import" and i >= n - after and r.start_byte > safe_from
             else receiver_of(data, r)
             for i, r in enumerate(refs)
         )
@@ -414,8 +414,14 @@ def record_from_row(path: str, row: RecordRow) -> FileRecord:
         stamp=stamp,
         complete=complete,
         reason=reason,
-        defs=tuple(SymbolDef(i, n, k, c, path, s, e, ln, el, ns, ne) for i, n, k, c, s, e, ln, el, ns, ne, _ in defs),
-        refs=tuple(SymbolRef(n, k, path, s, e, ln, enc, tgt, mod) for n, k, s, e, ln, enc, tgt, mod, _ in refs),
+        defs=tuple(
+            SymbolDef(i, n, k, c, path, s, e, ln, el, ns, ne)
+            for i, n, k, c, s, e, ln, el, ns, ne, _ in defs
+        ),
+        refs=tuple(
+            SymbolRef(n, k, path, s, e, ln, enc, tgt, mod)
+            for n, k, s, e, ln, enc, tgt, mod, _ in refs
+        ),
         receivers=tuple(r[8] for r in refs),
         signatures=tuple(d[10] for d in defs),
     )

@@ -391,7 +391,12 @@ class Resolver:
         return out
 
     def _import_target(
-        self, path: str, family: str, name: str, module: str | None, alias: str | None,
+        self,
+        path: str,
+        family: str,
+        name: str,
+        module: str | None,
+        alias: str | None,
         out: _Bindings,
     ) -> Target | None:
         module = module or name

@@ -89,9 +89,19 @@ class GraphState:
             if have is not None and have.get("path", path) != path:
                 continue  # an id clash with another file: keep the first owner
             new = {
-                "type": "decl", "id": i, "name": name, "kind": kind, "container": container,
-                "path": path, "start_byte": sb, "end_byte": eb, "line": line, "end_line": eline,
-                "name_start": ns, "name_end": ne, "signature": sig,
+                "type": "decl",
+                "id": i,
+                "name": name,
+                "kind": kind,
+                "container": container,
+                "path": path,
+                "start_byte": sb,
+                "end_byte": eb,
+                "line": line,
+                "end_line": eline,
+                "name_start": ns,
+                "name_end": ne,
+                "signature": sig,
             }
             # what ``add_node`` does, without its per-call cost; a node the file had keeps its
             # edges (the same id: the same name, kind, container and file; only places move)
@@ -212,7 +222,9 @@ class GraphState:
             if data is not None:
                 data["occurrences"], data["precision"] = occ, precision
             else:
-                edges.append((u, v, kind, {"kind": kind, "precision": precision, "occurrences": occ}))
+                edges.append(
+                    (u, v, kind, {"kind": kind, "precision": precision, "occurrences": occ})
+                )
             if kind in ranking.RANK_KINDS and u != v:
                 parts.append((u, v, len(occs)))
         self._add_edges(edges)

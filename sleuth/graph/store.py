@@ -237,8 +237,9 @@ class GraphStore:
             return 0
 
         def every() -> _Rows:  # every row, replacing whatever the file holds
-            return _Rows.of(graph, stats, set(graph.files()), set(), graph.semantic_edges(),
-                            touched, whole=True)
+            return _Rows.of(
+                graph, stats, set(graph.files()), set(), graph.semantic_edges(), touched, whole=True
+            )
 
         if behind:
             rows = every() if full else _Rows.of(graph, stats, changed, gone, semantic, touched)
@@ -324,7 +325,9 @@ class _Rows:
             [_file_row(graph, p, stats.get(p)) for p in sorted(changed)],
             sorted(gone),
             [(*stats[p], p) if p in stats else (None, None, p) for p in touched],
-            None if semantic is None else [(u, v, k, o) for (u, v, k), o in sorted(semantic.items())],
+            None
+            if semantic is None
+            else [(u, v, k, o) for (u, v, k), o in sorted(semantic.items())],
             whole,
         )
 

@@ -70,7 +70,11 @@ class GraphUpdates(GraphState):
         idx = self._indexes.get(path)
         if idx is None:
             raw = self._records.raw(path)  # still a cached row: index it without decoding
-            idx = FileIndex.of_row(path, raw) if raw is not None else FileIndex.of(self._records[path])
+            idx = (
+                FileIndex.of_row(path, raw)
+                if raw is not None
+                else FileIndex.of(self._records[path])
+            )
             self._indexes[path] = idx
         return idx
 
@@ -141,7 +145,12 @@ class GraphUpdates(GraphState):
                 self._indexes[path] = new_index
                 self._modules.add(path)
                 self._add_nodes(
-                    path, rec.lang, rec.stamp, rec.complete, rec.reason, rec.defs,
+                    path,
+                    rec.lang,
+                    rec.stamp,
+                    rec.complete,
+                    rec.reason,
+                    rec.defs,
                     replace=old is not None,
                 )
                 affected.add(path)

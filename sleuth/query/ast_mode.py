@@ -160,7 +160,11 @@ class AstSource:
         pattern = self._patterns.get(lang) if lang else None
         if pattern is None:
             return [], None
-        if self._literals is None and pattern.literals and not file_may_match(pattern.literals, fold(ft.data)):
+        if (
+            self._literals is None
+            and pattern.literals
+            and not file_may_match(pattern.literals, fold(ft.data))
+        ):
             return [], None
         return None, pattern
 
@@ -169,7 +173,11 @@ class AstSource:
         if self._trees is not None:
             tree = self._trees.get(ft.path, ft.stamp, ft.data, pattern.lang)
             raw = [
-                (m.start_byte, m.end_byte, {k: (c.nodes, c.start_byte, c.end_byte) for k, c in m.captures.items()})
+                (
+                    m.start_byte,
+                    m.end_byte,
+                    {k: (c.nodes, c.start_byte, c.end_byte) for k, c in m.captures.items()},
+                )
                 for m in pattern.find(ft.data, tree)
             ]
         else:
@@ -196,7 +204,9 @@ class AstSource:
         assert pattern is not None
         return self._here(ft, pattern)
 
-    def find_in_files(self, items: Iterable[tuple[FileText, T]]) -> Iterator[tuple[FileText, T, list[Found]]]:
+    def find_in_files(
+        self, items: Iterable[tuple[FileText, T]]
+    ) -> Iterator[tuple[FileText, T, list[Found]]]:
         """``find_in_file`` of each item, in the items' order; after the first few parses (none
         when the plan holds ``PARALLEL_AT`` files), a one-shot process parses the rest in
         worker processes."""
@@ -301,7 +311,9 @@ def plan_ast(
     first_error: SleuthError | None = None
     for lang in langs:
         try:
-            patterns[lang] = compile_pattern(body, lang, selector=req.selector, strictness=strictness)
+            patterns[lang] = compile_pattern(
+                body, lang, selector=req.selector, strictness=strictness
+            )
         except SleuthError as exc:
             if req.lang:
                 raise
@@ -311,6 +323,7 @@ def plan_ast(
     wanted = set(patterns)
     kept = [f for f, lang in zip(files, langs_of, strict=True) if lang in wanted]
     return AstSource(patterns, trees, req.identity_json(), len(kept)), kept
+
 
 def _check_budget(body: str, langs: list[str]) -> None:
     """Refuse, before any parse, a pattern too long for the number of languages it would be

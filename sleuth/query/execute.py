@@ -286,8 +286,13 @@ def _plan_graph(prepared: Prepared, engines: Engines) -> None:
     top = "" if prepared.route.body.strip() else f"\0top={req.limit}"
     prepared.fingerprint = _fingerprint(req, everything, _setup(prepared.route, engines) + top)
     source, ranked, reason = plan_graph(
-        ws, prepared.route.body, prepared.scope, graph,
-        navigation=req.navigation, depth=req.depth, limit=req.limit,
+        ws,
+        prepared.route.body,
+        prepared.scope,
+        graph,
+        navigation=req.navigation,
+        depth=req.depth,
+        limit=req.limit,
     )
     if reason:
         prepared.notes.append(reason)
@@ -341,8 +346,14 @@ def _prepare_in_ranges(
     h.update(repr(sorted(scope_ranges)).encode())
     h.update(_setup(rt, engines).encode())
     prepared = Prepared(
-        ws=ws, request=req, route=rt, scope=req.path, files=files, skipped=SkipCounts(),
-        fingerprint=h.hexdigest(), ranges=ranges,
+        ws=ws,
+        request=req,
+        route=rt,
+        scope=req.path,
+        files=files,
+        skipped=SkipCounts(),
+        fingerprint=h.hexdigest(),
+        ranges=ranges,
     )
     if rt.mode == "symbols":
         if req.navigation == "references":

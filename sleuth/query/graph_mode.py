@@ -52,7 +52,15 @@ from sleuth.query.symbols_mode import SymbolSource, TagsCache
 from sleuth.workspace import FileEntry, FileText, Workspace
 from sleuth.workspace.listing_patch import replaced_entries
 
-__all__ = ["GraphKeeper", "plan_graph", "paths_under", "viewed_paths", "DEFAULT_DEPTH", "POOL_MIN_FILES", "FREEZE_MIN_FILES"]
+__all__ = [
+    "GraphKeeper",
+    "plan_graph",
+    "paths_under",
+    "viewed_paths",
+    "DEFAULT_DEPTH",
+    "POOL_MIN_FILES",
+    "FREEZE_MIN_FILES",
+]
 
 DEFAULT_DEPTH = 2
 POOL_MIN_FILES = 256
@@ -111,7 +119,9 @@ class GraphKeeper:
         """
         gc.freeze()
 
-    def part(self, files: Sequence[FileEntry], wanted: Callable[[list[str]], list[str]]) -> Graph | None:
+    def part(
+        self, files: Sequence[FileEntry], wanted: Callable[[list[str]], list[str]]
+    ) -> Graph | None:
         """For a one-shot process: only the part of a current cache that the views of the
         files ``wanted`` read (``graph.partial``; ``files`` is the whole workspace's listing),
         or None (load and sync in full: ``graph``). Never kept: the next ``graph`` loads
@@ -132,9 +142,7 @@ class GraphKeeper:
             return self._store.write(self._graph, self._stats)
         return 0
 
-    def graph(
-        self, tags: TagsCache, trees: TreeCache | None, files: Sequence[FileEntry]
-    ) -> Graph:
+    def graph(self, tags: TagsCache, trees: TreeCache | None, files: Sequence[FileEntry]) -> Graph:
         """The graph, synced with ``files`` (the whole workspace's listing)."""
         generation = self._ws.generation
         if self._graph is not None and generation is not None and generation == self._synced_at:
@@ -151,8 +159,13 @@ class GraphKeeper:
                 self._graph = None
                 raise
 
-    def _sync(self, tags: TagsCache, trees: TreeCache | None, files: Sequence[FileEntry],
-              generation: int | None) -> Graph:
+    def _sync(
+        self,
+        tags: TagsCache,
+        trees: TreeCache | None,
+        files: Sequence[FileEntry],
+        generation: int | None,
+    ) -> Graph:
         loaded = False
         if self._graph is None:
             self._graph, self._stats, self._listing = Graph(), {}, None
@@ -358,15 +371,23 @@ def plan_graph(
     if body.startswith("#"):
         node_id = body[1:].strip()
         if not node_id:
-            raise InvalidQuery("graph:# needs a declaration id (graph:#ID); ids come from "
-                               "symbols: or graph:PATH")
+            raise InvalidQuery(
+                "graph:# needs a declaration id (graph:#ID); ids come from symbols: or graph:PATH"
+            )
         view = graph.node_view(node_id)
         for direction, uses in (("in", view.incoming), ("out", view.outgoing)):
             for use in uses:
                 occ = use.occurrence
                 other = use.source if direction == "in" else use.target
-                extra: dict[str, Any] = {"graph": {"kind": other.kind, "edge": use.kind, "direction": direction,
-                                   "precision": use.precision, "node": other.to_json()}}
+                extra: dict[str, Any] = {
+                    "graph": {
+                        "kind": other.kind,
+                        "edge": use.kind,
+                        "direction": direction,
+                        "precision": use.precision,
+                        "node": other.to_json(),
+                    }
+                }
                 source.by_path.setdefault(occ.path, []).append(
                     (occ.start_byte, occ.end_byte, None, extra)
                 )
@@ -375,9 +396,17 @@ def plan_graph(
                 if dep.node.is_file or dep.node.start_byte is None:
                     continue
                 s, e = _at_name(dep.node)
-                extra = {"graph": {"kind": dep.node.kind, "edge": "dependent",
-                                   "direction": "in", "distance": dep.distance, "via": dep.via,
-                                   "precision": "syntactic", "node": dep.node.to_json()}}
+                extra = {
+                    "graph": {
+                        "kind": dep.node.kind,
+                        "edge": "dependent",
+                        "direction": "in",
+                        "distance": dep.distance,
+                        "via": dep.via,
+                        "precision": "syntactic",
+                        "node": dep.node.to_json(),
+                    }
+                }
                 source.by_path.setdefault(dep.node.path, []).append((s, e, None, extra))
         source.sort()
         return source, None, _whole_reason(graph)
@@ -386,8 +415,9 @@ def plan_graph(
         if (ws.root / path).is_dir():  # a folder: the declarations of its files
             reasons = []
             for p in paths_under(graph.files(), path):
-                sub, _, why = plan_graph(ws, p, scope, graph, navigation=None, depth=None,
-                                         limit=limit)
+                sub, _, why = plan_graph(
+                    ws, p, scope, graph, navigation=None, depth=None, limit=limit
+                )
                 source.by_path.update(sub.by_path)
                 if why:
                     reasons.append(why)
@@ -433,5 +463,3 @@ def viewed_paths(ws: Workspace, body: str) -> Callable[[list[str]], list[str]]:
     if not (ws.root / path).is_dir():
         return lambda paths: [path]
     return lambda paths: paths_under(paths, path)
-
-

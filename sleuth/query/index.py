@@ -134,4 +134,3 @@ class IndexKeeper:
         if found is None:
             return None
         return found | self._racy
-

@@ -24,7 +24,9 @@ _last: tuple[list[FileEntry], bytearray] | None = None
 
 
 def _entry(f: FileEntry) -> bytes:
-    return xxhash.xxh3_64_digest(f"{f.path}\0{f.size}\0{f.mtime_ns}\0{f.ctime_ns}".encode("utf-8", "surrogateescape"))
+    return xxhash.xxh3_64_digest(
+        f"{f.path}\0{f.size}\0{f.mtime_ns}\0{f.ctime_ns}".encode("utf-8", "surrogateescape")
+    )
 
 
 def listing_digest(files: list[FileEntry]) -> str:

@@ -17,11 +17,23 @@ from sleuth.workspace import FileEntry, Workspace
 __all__ = ["LspFinder", "normal_kind"]
 
 _KINDS = {
-    "class": "class", "struct": "class", "interface": "interface", "enum": "class",
-    "method": "method", "constructor": "method", "function": "function",
-    "module": "module", "namespace": "module", "package": "module",
-    "constant": "constant", "enummember": "constant", "variable": "variable",
-    "field": "field", "property": "field", "typeparameter": "type", "object": "variable",
+    "class": "class",
+    "struct": "class",
+    "interface": "interface",
+    "enum": "class",
+    "method": "method",
+    "constructor": "method",
+    "function": "function",
+    "module": "module",
+    "namespace": "module",
+    "package": "module",
+    "constant": "constant",
+    "enummember": "constant",
+    "variable": "variable",
+    "field": "field",
+    "property": "field",
+    "typeparameter": "type",
+    "object": "variable",
 }
 
 

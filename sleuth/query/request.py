@@ -17,7 +17,12 @@ from typing import Any
 from sleuth.errors import InvalidQuery
 
 __all__ = [
-    "SearchRequest", "DEFAULT_LIMIT", "MAX_LIMIT", "MAX_QUERY_CHARS", "MAX_CONTEXT", "check_text",
+    "SearchRequest",
+    "DEFAULT_LIMIT",
+    "MAX_LIMIT",
+    "MAX_QUERY_CHARS",
+    "MAX_CONTEXT",
+    "check_text",
     "unicode_problem",
 ]
 
@@ -133,7 +138,9 @@ class SearchRequest:
                 raise InvalidQuery(f"{name} must be a non-empty string, got {value!r}")
             if value is not None:
                 check_text(value, name)
-        if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int) or depth < 0):
+        if depth is not None and (
+            isinstance(depth, bool) or not isinstance(depth, int) or depth < 0
+        ):
             raise InvalidQuery(f"depth must be a non-negative integer, got {depth!r}")
         if cursor is not None and (not isinstance(cursor, str) or not cursor):
             raise InvalidQuery("cursor must be the next_cursor string of a previous page")

@@ -47,9 +47,7 @@ def route(query: str) -> Route:
         if query.startswith(prefix):
             body = query[len(prefix) :]
             if mode in _NOT_BUILT:
-                raise Unsupported(
-                    _NOT_BUILT[mode], details={"prefix": prefix, "mode": mode}
-                )
+                raise Unsupported(_NOT_BUILT[mode], details={"prefix": prefix, "mode": mode})
             if body == "" and mode != "graph":  # `graph:` alone is the ranked workspace map
                 raise InvalidQuery(
                     f"nothing after the {prefix} prefix: give a pattern, e.g. {prefix}foo",

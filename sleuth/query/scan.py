@@ -18,8 +18,18 @@ from sleuth.prefilter import Literals, file_may_match, fold
 from sleuth.workspace import FileEntry, FileText, Workspace
 
 __all__ = [
-    "split_resume", "resume_key", "SpanSource", "StructuredSource", "BatchedSource", "Found",
-    "CaptureSpan", "FileHits", "Scanner", "make_match", "Stage", "TextMode",
+    "split_resume",
+    "resume_key",
+    "SpanSource",
+    "StructuredSource",
+    "BatchedSource",
+    "Found",
+    "CaptureSpan",
+    "FileHits",
+    "Scanner",
+    "make_match",
+    "Stage",
+    "TextMode",
 ]
 
 TextMode = Literal["literal", "regex", "boolean", "broadened", "ast", "symbols", "symbol", "graph"]
@@ -51,7 +61,6 @@ class StructuredSource(SpanSource, Protocol):
         ...
 
 
-
 @dataclass(frozen=True)
 class Stage:
     """One attempt of a mode's fallback chain (SPEC §3.1): what to run and what it falls back to."""
@@ -60,6 +69,7 @@ class Stage:
     fallback: str | None
     source: SpanSource
     broadened: bool = False
+
 
 T = TypeVar("T")
 
@@ -71,8 +81,9 @@ class BatchedSource(Protocol):
     ``find_in_files`` answers ``find_in_file`` of every item, in the items' order.
     """
 
-    def find_in_files(self, items: Iterable[tuple[FileText, T]]) -> Iterator[tuple[FileText, T, list[Found]]]:
-        ...
+    def find_in_files(
+        self, items: Iterable[tuple[FileText, T]]
+    ) -> Iterator[tuple[FileText, T, list[Found]]]: ...
 
 
 CaptureSpan = tuple[int, int, int]

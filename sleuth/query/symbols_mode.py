@@ -29,7 +29,13 @@ from sleuth.query.scan import Found
 from sleuth.workspace import FileEntry, FileText, Workspace
 
 __all__ = [
-    "SymbolSource", "SymbolFinder", "TagsFinder", "TagsCache", "name_tier", "TIERS", "symbol_json",
+    "SymbolSource",
+    "SymbolFinder",
+    "TagsFinder",
+    "TagsCache",
+    "name_tier",
+    "TIERS",
+    "symbol_json",
     "plan_symbols",
 ]
 

@@ -16,6 +16,7 @@ from sleuth.text_search.matchers import Matcher, literal_matcher, regex_matcher
 
 __all__ = ["Stage", "MatcherSource", "BooleanSource", "plan_text", "plan_regex", "TextMode"]
 
+
 class MatcherSource:
     """A span source over one matcher (literal or regex)."""
 
@@ -103,7 +104,15 @@ def plan_text(body: str, *, case_sensitive: bool) -> tuple[list[Stage], bool]:
     """The stages for an unprefixed query, and whether ``possible_names`` may be offered."""
     if _is_quoted(body):
         inner = body[1:-1]
-        return [Stage("literal", None, MatcherSource(literal_matcher(inner, case_sensitive=case_sensitive), prefilter=False))], False
+        return [
+            Stage(
+                "literal",
+                None,
+                MatcherSource(
+                    literal_matcher(inner, case_sensitive=case_sensitive), prefilter=False
+                ),
+            )
+        ], False
     if is_boolean(body):
         node = parse_boolean(body)
         return [Stage("boolean", None, BooleanSource(node, case_sensitive=case_sensitive))], False
@@ -111,7 +120,9 @@ def plan_text(body: str, *, case_sensitive: bool) -> tuple[list[Stage], bool]:
         Stage(
             "literal",
             None,
-            MatcherSource(literal_matcher(body, case_sensitive=case_sensitive), prefilter=not case_sensitive),
+            MatcherSource(
+                literal_matcher(body, case_sensitive=case_sensitive), prefilter=not case_sensitive
+            ),
         )
     ]
     as_regex: Matcher | None = None

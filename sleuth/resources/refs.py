@@ -73,7 +73,9 @@ def capture_ref(result_id: str, n: int, name: str) -> str:
 def parse_ref(text: str) -> Ref:
     """Parse a reference string; ``InvalidQuery`` naming the expected shapes if malformed."""
     if not isinstance(text, str) or len(text) > _MAX_REF_CHARS:
-        raise InvalidQuery(f"not a reference: expected {_SHAPES}", details={"reference": str(text)[:100]})
+        raise InvalidQuery(
+            f"not a reference: expected {_SHAPES}", details={"reference": str(text)[:100]}
+        )
     m = _SEARCH.fullmatch(text)
     if m:
         which, unit = m.group(2), m.group(3)
@@ -85,4 +87,6 @@ def parse_ref(text: str) -> Ref:
     m = _CAPTURE.fullmatch(text)
     if m:
         return Ref("capture", f"SEARCH#{m.group(1)}", int(m.group(2)), "match", text, m.group(3))
-    raise InvalidQuery(f"malformed reference {text!r}: expected {_SHAPES}", details={"reference": text})
+    raise InvalidQuery(
+        f"malformed reference {text!r}: expected {_SHAPES}", details={"reference": text}
+    )

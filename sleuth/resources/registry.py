@@ -239,20 +239,28 @@ class Registry:
         if not sid.isalnum():
             return None
         self.drain()
-        row = self._conn().execute(
-            "SELECT path FROM matches WHERE body LIKE ? LIMIT 1",
-            (f'%"id": "{sid}"%',),
-        ).fetchone()
+        row = (
+            self._conn()
+            .execute(
+                "SELECT path FROM matches WHERE body LIKE ? LIMIT 1",
+                (f'%"id": "{sid}"%',),
+            )
+            .fetchone()
+        )
         return None if row is None else str(row[0])
 
     def get_result(self, result_id: str) -> ResultRow | None:
         self._behind.wait(result_id)
-        row = self._conn().execute(
-            "SELECT id, kind, request, fingerprint, mode, fallback, broadened, complete, "
-            "incomplete_reason, total, stored, resume_after, skipped, extra "
-            "FROM results WHERE id = ?",
-            (result_id,),
-        ).fetchone()
+        row = (
+            self._conn()
+            .execute(
+                "SELECT id, kind, request, fingerprint, mode, fallback, broadened, complete, "
+                "incomplete_reason, total, stored, resume_after, skipped, extra "
+                "FROM results WHERE id = ?",
+                (result_id,),
+            )
+            .fetchone()
+        )
         if row is None:
             return None
         return ResultRow(
@@ -330,14 +338,16 @@ class Registry:
         """Stored matches numbered ``first`` .. ``first + count - 1`` (all from ``first``)."""
         last = first + count - 1 if count is not None else 2**62
         self._behind.wait(result_id)
-        rows = self._conn().execute(
-            "SELECT n, path, start_byte, end_byte, line, end_line, stamp, body FROM matches "
-            "WHERE result_id = ? AND n BETWEEN ? AND ? ORDER BY n",
-            (result_id, first, last),
-        ).fetchall()
-        return [
-            MatchRow(r[0], r[1], r[2], r[3], r[4], r[5], r[6], json.loads(r[7])) for r in rows
-        ]
+        rows = (
+            self._conn()
+            .execute(
+                "SELECT n, path, start_byte, end_byte, line, end_line, stamp, body FROM matches "
+                "WHERE result_id = ? AND n BETWEEN ? AND ? ORDER BY n",
+                (result_id, first, last),
+            )
+            .fetchall()
+        )
+        return [MatchRow(r[0], r[1], r[2], r[3], r[4], r[5], r[6], json.loads(r[7])) for r in rows]
 
 
 def _insert_result(conn: sqlite3.Connection, row: ResultRow) -> None:
@@ -345,10 +355,21 @@ def _insert_result(conn: sqlite3.Connection, row: ResultRow) -> None:
     conn.execute(
         "INSERT OR REPLACE INTO results VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
         (
-            row.id, row.kind, row.request, row.fingerprint, row.mode, row.fallback,
-            int(row.broadened), int(row.complete), row.incomplete_reason, row.total,
-            row.stored, row.resume_after, json.dumps(row.skipped),
-            json.dumps(row.extra, ensure_ascii=False), time.time(),
+            row.id,
+            row.kind,
+            row.request,
+            row.fingerprint,
+            row.mode,
+            row.fallback,
+            int(row.broadened),
+            int(row.complete),
+            row.incomplete_reason,
+            row.total,
+            row.stored,
+            row.resume_after,
+            json.dumps(row.skipped),
+            json.dumps(row.extra, ensure_ascii=False),
+            time.time(),
         ),
     )
 
@@ -364,7 +385,14 @@ def _insert_matches(
         "INSERT OR REPLACE INTO matches VALUES (?,?,?,?,?,?,?,?,?)",
         (
             (
-                result_id, m.n, m.path, m.start_byte, m.end_byte, m.line, m.end_line, m.stamp,
+                result_id,
+                m.n,
+                m.path,
+                m.start_byte,
+                m.end_byte,
+                m.line,
+                m.end_line,
+                m.stamp,
                 _encode(m.body),
             )
             for m in matches

@@ -25,7 +25,9 @@ def match_body(m: Match) -> dict[str, Any]:
         "start_byte": m.start_byte,
         "end_byte": m.end_byte,
         "text": m.text,
-        "context": {"before": list(m.before), "after": list(m.after)} if m.line is not None else None,
+        "context": {"before": list(m.before), "after": list(m.after)}
+        if m.line is not None
+        else None,
         "captures": m.captures,
         "score": m.score,
         **(m.extra or {}),
@@ -35,7 +37,17 @@ def match_body(m: Match) -> dict[str, Any]:
 def numbered(result: str, n: int, body: dict[str, Any]) -> dict[str, Any]:
     """A match as it appears in a page: ``n`` first, references before captures (SPEC §3.4)."""
     out: dict[str, Any] = {"n": n}
-    for key in ("path", "line", "column", "end_line", "end_column", "start_byte", "end_byte", "text", "context"):
+    for key in (
+        "path",
+        "line",
+        "column",
+        "end_line",
+        "end_column",
+        "start_byte",
+        "end_byte",
+        "text",
+        "context",
+    ):
         out[key] = body.get(key)
     out["ref"] = {"line": f"{result}:{n}:line", "match": f"{result}:{n}:match"}
     out["captures"] = body.get("captures")

@@ -109,9 +109,7 @@ def _incomplete_reason(skipped: SkipCounts) -> str | None:
 class SearchPager:
     """Registers searches and serves their pages."""
 
-    def __init__(
-        self, registry: Registry, is_denied: Callable[[str], bool] | None = None
-    ) -> None:
+    def __init__(self, registry: Registry, is_denied: Callable[[str], bool] | None = None) -> None:
         self._registry = registry
         self._is_denied = is_denied  # the access rules at the time a page is served
         # the rows this pager stored last (result id, rows numbered from rows[0].n on): the
@@ -159,7 +157,10 @@ class SearchPager:
         result_id = self._result_id(prepared)
         existing = self._registry.get_result(result_id)
         if existing is not None:
-            if existing.fingerprint == prepared.fingerprint and existing.request == req.identity_json():
+            if (
+                existing.fingerprint == prepared.fingerprint
+                and existing.request == req.identity_json()
+            ):
                 return existing  # the same search over the same files: the same result
             result_id = self._result_id(prepared, salt=existing.fingerprint)
         if prepared.path_matches is not None:
@@ -187,14 +188,23 @@ class SearchPager:
                 stored.extend(rest)
                 resume_after = None
         row = self._new_row(
-            prepared, result_id, stage.mode, stage.fallback, stage.broadened, stored, resume_after, total
+            prepared,
+            result_id,
+            stage.mode,
+            stage.fallback,
+            stage.broadened,
+            stored,
+            resume_after,
+            total,
         )
         row.extra["counted_at_least"] = counted
         self._store(row, _rows(row.id, 1, stored), extend=False)
         return row
 
     def _new_row_reason(self, prepared: Prepared) -> str | None:
-        return "; ".join(filter(None, [_incomplete_reason(prepared.skipped), *prepared.notes])) or None
+        return (
+            "; ".join(filter(None, [_incomplete_reason(prepared.skipped), *prepared.notes])) or None
+        )
 
     def _new_row(
         self,
@@ -280,7 +290,9 @@ class SearchPager:
         more = row.stored >= need
         matches = [numbered(row.id, r.n, _shown(r.body)) for r in rows]
         next_cursor = (
-            encode_cursor(self._registry.secret, row.id, first + len(rows)) if more and rows else None
+            encode_cursor(self._registry.secret, row.id, first + len(rows))
+            if more and rows
+            else None
         )
         total = row.total
         request = prepared.request if prepared else None
@@ -292,7 +304,9 @@ class SearchPager:
             complete=row.complete,
             incomplete_reason=row.incomplete_reason,
             total=total,
-            total_at_least=None if total is not None else int(row.extra.get("counted_at_least", row.stored)),
+            total_at_least=None
+            if total is not None
+            else int(row.extra.get("counted_at_least", row.stored)),
             matches=matches,
             next_cursor=next_cursor,
             skipped={k: v for k, v in row.skipped.items()},
@@ -372,7 +386,9 @@ def _count_policy(prepared: Prepared, stage: Stage) -> tuple[int, float]:
     return SMALL_TREE_FILES, COUNT_BUDGET_S
 
 
-def _count(scanner: Scanner, after: str, so_far: int, always: int, budget: float) -> tuple[int, bool]:
+def _count(
+    scanner: Scanner, after: str, so_far: int, always: int, budget: float
+) -> tuple[int, bool]:
     """(count, exact): the rest counted; the first ``always`` files whatever it costs, the
     others within ``budget`` seconds."""
     deadline = time.monotonic() + budget

@@ -26,6 +26,7 @@ from sleuth.workspace import FileText, Workspace
 
 __all__ = ["Range", "Selection", "Resolver", "line_range", "request_of"]
 
+
 @dataclass(frozen=True, order=True)
 class Range:
     """One selected byte range of one file, valid while the file hashes to ``stamp``."""
@@ -161,7 +162,12 @@ class Resolver:
             s, e, line, end_line = line_range(ft, row.start_byte, row.end_byte)
             return Range(row.path, s, e, line, end_line, ft.stamp, lines=True)
         return Range(
-            row.path, row.start_byte, row.end_byte, row.line or 1, row.end_line or 1, row.stamp,
+            row.path,
+            row.start_byte,
+            row.end_byte,
+            row.line or 1,
+            row.end_line or 1,
+            row.stamp,
             lines=bool(row.body.get("lines")),
         )
 
@@ -278,8 +284,13 @@ def _merge(ranges: list[Range]) -> list[Range]:
         if out and out[-1].path == r.path and r.start_byte < out[-1].end_byte:
             last = out[-1]
             out[-1] = Range(
-                last.path, last.start_byte, max(last.end_byte, r.end_byte), last.line,
-                max(last.end_line, r.end_line), last.stamp, last.lines and r.lines,
+                last.path,
+                last.start_byte,
+                max(last.end_byte, r.end_byte),
+                last.line,
+                max(last.end_line, r.end_line),
+                last.stamp,
+                last.lines and r.lines,
             )
         elif out and out[-1] == r:
             continue

@@ -90,10 +90,13 @@ class Views:
         if not isinstance(target, str) or not target:
             raise InvalidQuery("read needs a target: a path or a reference")
         check_text(target, "target")
-        for name, value, what in (("offset", offset, "the first line to read (1-based)"),
-                                  ("limit", limit, "the number of lines to read")):
-            if value is not None and (isinstance(value, bool) or not isinstance(value, int)
-                                      or value < 1):
+        for name, value, what in (
+            ("offset", offset, "the first line to read (1-based)"),
+            ("limit", limit, "the number of lines to read"),
+        ):
+            if value is not None and (
+                isinstance(value, bool) or not isinstance(value, int) or value < 1
+            ):
                 raise InvalidQuery(f"{name} is {what}, a positive integer; got {value!r}")
         extra: dict[str, Any] = {"offset": offset, "limit": limit}
         is_ref = looks_like_ref(target)
@@ -126,9 +129,15 @@ class Views:
             return
         row = self._resolver.get_row(ref)
         # an unfinished count is a lower bound; the exact count is checked again after resolving
-        count = row.total if row.total is not None else int(row.extra.get("counted_at_least", row.stored))
+        count = (
+            row.total
+            if row.total is not None
+            else int(row.extra.get("counted_at_least", row.stored))
+        )
         if count > MAX_READ_RANGES:
-            raise _too_many(ref.text, count, _narrow_hint(ref), "matches" if ref.is_all else "ranges")
+            raise _too_many(
+                ref.text, count, _narrow_hint(ref), "matches" if ref.is_all else "ranges"
+            )
 
     def _check_size(self, sel: Selection, hint: str) -> None:
         """Refuse an answer of more than ``MAX_READ_RANGES`` ranges or ``MAX_READ_BYTES`` of
@@ -153,9 +162,19 @@ class Views:
         skipped = SkipCounts()
         ft = self._ws.read(rel, skipped)
         if ft is None:
-            why = "binary" if skipped.binary else "over the size cap" if skipped.too_large else "unreadable"
-            raise Unsupported(f"{rel} is {why}: sleuth reads text files only", details={"path": rel})
-        count = len(ft.line_starts) - (1 if ft.data.endswith(b"\n") and len(ft.line_starts) > 1 else 0)
+            why = (
+                "binary"
+                if skipped.binary
+                else "over the size cap"
+                if skipped.too_large
+                else "unreadable"
+            )
+            raise Unsupported(
+                f"{rel} is {why}: sleuth reads text files only", details={"path": rel}
+            )
+        count = len(ft.line_starts) - (
+            1 if ft.data.endswith(b"\n") and len(ft.line_starts) > 1 else 0
+        )
         s, _ = ft.line_span(1)
         _, e = ft.line_span(max(1, count))
         return Selection(
@@ -234,8 +253,13 @@ class Views:
                     raise NotFound(f"{ref} has {len(sel.ranges)} range(s), no item {i}")
                 ranges.append(sel.ranges[i - 1])
         # explicit items are an exact selection even when their result is incomplete
-        sel = Selection(source=ref, ranges=sorted(set(ranges)), result_id=row.id,
-                        complete=True, broadened=row.broadened)
+        sel = Selection(
+            source=ref,
+            ranges=sorted(set(ranges)),
+            result_id=row.id,
+            complete=True,
+            broadened=row.broadened,
+        )
         self._check_size(sel, "select fewer items, or read them one by one")
         return self.register(sel, "select", {"items": list(items)}, None)
 
@@ -245,7 +269,12 @@ class Views:
         self, sel: Selection, kind: str, options: dict[str, Any], reason: str | None
     ) -> ReadResult:
         key = json.dumps(
-            [sel.source, kind, options, [(r.path, r.start_byte, r.end_byte, r.stamp) for r in sel.ranges]]
+            [
+                sel.source,
+                kind,
+                options,
+                [(r.path, r.start_byte, r.end_byte, r.stamp) for r in sel.ranges],
+            ]
         )
         result_id = f"RESULT#{xxhash.xxh3_64_hexdigest(key.encode())[:8]}"
         texts: list[dict[str, Any]] = []
@@ -265,15 +294,27 @@ class Views:
             }
             texts.append(entry)
             body = {"lines": True} if r.lines else {}
-            rows.append(MatchRow(n, r.path, r.start_byte, r.end_byte, r.line, r.end_line, r.stamp, body))
+            rows.append(
+                MatchRow(n, r.path, r.start_byte, r.end_byte, r.line, r.end_line, r.stamp, body)
+            )
         complete = sel.complete and reason is None
         flags = {k: v for k, v in options.items() if k == "incomplete_all"}
         self._registry.put_result(
             ResultRow(
-                id=result_id, kind=kind, request=json.dumps({"source": sel.source, **options}),
-                fingerprint=key, mode=kind, fallback=None, broadened=sel.broadened,
-                complete=complete, incomplete_reason=reason, total=len(rows), stored=len(rows),
-                resume_after=None, skipped={}, extra={"from": sel.result_id, **flags},
+                id=result_id,
+                kind=kind,
+                request=json.dumps({"source": sel.source, **options}),
+                fingerprint=key,
+                mode=kind,
+                fallback=None,
+                broadened=sel.broadened,
+                complete=complete,
+                incomplete_reason=reason,
+                total=len(rows),
+                stored=len(rows),
+                resume_after=None,
+                skipped={},
+                extra={"from": sel.result_id, **flags},
             ),
             rows,
         )
@@ -283,8 +324,10 @@ class Views:
 def _narrow_hint(ref: Ref) -> str:
     """How to read less of what ``ref`` selects (the end of a too-large message)."""
     if ref.kind == "search":
-        return (f"read one match ({ref.result_id}:1:{ref.unit}), keep some with select "
-                f"{ref.result_id} 1 2 3, or search again within a path to narrow it")
+        return (
+            f"read one match ({ref.result_id}:1:{ref.unit}), keep some with select "
+            f"{ref.result_id} 1 2 3, or search again within a path to narrow it"
+        )
     return f"keep some of its ranges with select {ref.result_id} 1 2 3, or read them one by one"
 
 
@@ -294,5 +337,3 @@ def _too_many(source: str, count: int, hint: str, what: str) -> InvalidQuery:
         f"{MAX_READ_RANGES} ranges): {hint}",
         details={"ranges": count, "max_ranges": MAX_READ_RANGES, "reference": source},
     )
-
-

@@ -109,7 +109,12 @@ class FileText:
         line, end_line = self.lines_of(start, end)
         if end > start and self.data[end - 1 : end] == b"\n":
             # a match that ends with the newline ends on that line, after its last character
-            return line, self.column_of(start, line), end_line, self.column_of(end - 1, end_line) + 1
+            return (
+                line,
+                self.column_of(start, line),
+                end_line,
+                self.column_of(end - 1, end_line) + 1,
+            )
         return line, self.column_of(start, line), end_line, self.column_of(end, end_line)
 
     def snippet(self, start: int, end: int, lines: tuple[int, int] | None = None) -> str:
@@ -165,5 +170,7 @@ class FileText:
             count -= 1  # the empty tail after the final newline is not a line
         line_text = self.line_text
         before = [line_text(i)[:SNIPPET_MAX] for i in range(max(1, line - n), line)]
-        after = [line_text(i)[:SNIPPET_MAX] for i in range(end_line + 1, min(count, end_line + n) + 1)]
+        after = [
+            line_text(i)[:SNIPPET_MAX] for i in range(end_line + 1, min(count, end_line + n) + 1)
+        ]
         return tuple(before), tuple(after)

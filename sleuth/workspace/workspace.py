@@ -212,8 +212,9 @@ class Workspace:
         names = {os.path.basename(p) for _, p in changes}
         trusted = self.generation is not None
         generation = watcher_generation + self._own_changes if trusted else None
-        if not patch_listings(self._listings, changes, self._prefix, self.max_filesize, names,
-                              generation):
+        if not patch_listings(
+            self._listings, changes, self._prefix, self.max_filesize, names, generation
+        ):
             self._listings.clear()
         if names & {"pyproject.toml", ".sleuth.toml"}:
             self.config = load_config(self._root)

@@ -33,7 +33,9 @@ func g() { e := fmt.Errorf("y"); _ = e }
 
 
 def _texts(pattern: str, lang: str, data: bytes) -> list[str]:
-    return [data[m.start_byte : m.end_byte].decode() for m in compile_pattern(pattern, lang).find(data)]
+    return [
+        data[m.start_byte : m.end_byte].decode() for m in compile_pattern(pattern, lang).find(data)
+    ]
 
 
 def _ast_grep_count(tmp_path: Path, name: str, data: bytes, pattern: str, lang: str) -> int:
@@ -49,7 +51,10 @@ def _ast_grep_count(tmp_path: Path, name: str, data: bytes, pattern: str, lang: 
 @needs_ast_grep
 def test_c_macro_type_pattern_is_retried_as_a_call(tmp_path: Path) -> None:
     assert _ast_grep_count(tmp_path, "k.c", KERNEL_C, "kmalloc($$$A)", "c") == 0
-    assert _texts("kmalloc($$$A)", "c", KERNEL_C) == ["kmalloc(16, GFP_KERNEL)", "kmalloc(n * 2, 0)"]
+    assert _texts("kmalloc($$$A)", "c", KERNEL_C) == [
+        "kmalloc(16, GFP_KERNEL)",
+        "kmalloc(n * 2, 0)",
+    ]
     assert _ast_grep_count(tmp_path, "k.c", KERNEL_C, "kfree($A)", "c") == 0
     assert _texts("kfree($A)", "c", KERNEL_C) == ["kfree(p)"]
 
@@ -60,7 +65,8 @@ def test_go_call_pattern_is_retried_in_a_function_body(tmp_path: Path) -> None:
     pattern = compile_pattern("fmt.Errorf($$$A)", "go")
     found = pattern.find(GO_SRC)
     assert [GO_SRC[m.start_byte : m.end_byte] for m in found] == [
-        b'fmt.Errorf("x %d", 1)', b'fmt.Errorf("y")'
+        b'fmt.Errorf("x %d", 1)',
+        b'fmt.Errorf("y")',
     ]
     args = found[0].captures["A"]
     assert GO_SRC[args.start_byte : args.end_byte] == b'"x %d", 1' and args.nodes == 2

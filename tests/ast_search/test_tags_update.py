@@ -63,7 +63,7 @@ if __name__ == "__main__":
     User().greet()
 '''
 
-TS = '''import { helper, other as alias } from "./util";
+TS = """import { helper, other as alias } from "./util";
 import * as ns from "../lib/ns";
 import def from "pkg";
 const req = require("./req");
@@ -93,14 +93,37 @@ namespace Inner {
 }
 
 export default make;
-'''
+"""
 
 EXAMPLES = int(os.environ.get("TAGS_EXAMPLES", "80"))
 FRAGMENTS = [
-    "\n", "    ", "#", "# note\n", "'''", '"', "(", ")", ":", ",", "x", "self.", "{", "}", "/*",
-    "*/", "//", ";", "\ndef added(q):\n    return top(q)\n", "\nclass Added(Base):\n    pass\n",
-    "    def m(self):\n        return self.save()\n", "import sys\n", "from a import b\n",
-    "export function f() { return make(1); }\n", "class K extends Circle {}\n", "=", "helper(",
+    "\n",
+    "    ",
+    "#",
+    "# note\n",
+    "'''",
+    '"',
+    "(",
+    ")",
+    ":",
+    ",",
+    "x",
+    "self.",
+    "{",
+    "}",
+    "/*",
+    "*/",
+    "//",
+    ";",
+    "\ndef added(q):\n    return top(q)\n",
+    "\nclass Added(Base):\n    pass\n",
+    "    def m(self):\n        return self.save()\n",
+    "import sys\n",
+    "from a import b\n",
+    "export function f() { return make(1); }\n",
+    "class K extends Circle {}\n",
+    "=",
+    "helper(",
 ]
 
 
@@ -155,8 +178,9 @@ def test_typescript_retag_equals_a_full_extraction(steps: list[Step]) -> None:
     _check("m.ts", "typescript", TS, steps)
 
 
-@settings(max_examples=max(10, EXAMPLES // 4), deadline=None,
-          suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=max(10, EXAMPLES // 4), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 @given(edits())
 def test_a_real_module_retags_like_a_full_extraction(steps: list[Step]) -> None:
     source = (Path(__file__).resolve().parents[2] / "sleuth" / "graph" / "resolve.py").read_text()
@@ -189,8 +213,9 @@ def test_records_of_retagged_versions_equal_full_ones(steps: list[Step]) -> None
     _check_records("m.ts", "typescript", TS * 3, steps)
 
 
-@settings(max_examples=max(10, EXAMPLES // 4), deadline=None,
-          suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=max(10, EXAMPLES // 4), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 @given(edits())
 def test_records_of_a_real_module_retagged_equal_full_ones(steps: list[Step]) -> None:
     source = (Path(__file__).resolve().parents[2] / "sleuth" / "graph" / "resolve.py").read_text()
@@ -258,8 +283,12 @@ def test_regression_a_reparse_with_a_syntax_error_is_a_fresh_parse() -> None:
     recovered from the error differently from a fresh parse, so tags (and ``ast:`` matches)
     depended on the edit history. A reparse whose tree has an error is now done from scratch.
     """
-    steps = [(0.0, 19, 1, "\n", 0.0, 0.0), (0.0, 1, 1, "\n", 0.0, 0.0),
-             (0.375, 0, 0, FRAGMENTS[20], 0.0, 0.0), (0.25, 0, 0, FRAGMENTS[20], 0.0, 0.0)]
+    steps = [
+        (0.0, 19, 1, "\n", 0.0, 0.0),
+        (0.0, 1, 1, "\n", 0.0, 0.0),
+        (0.375, 0, 0, FRAGMENTS[20], 0.0, 0.0),
+        (0.25, 0, 0, FRAGMENTS[20], 0.0, 0.0),
+    ]
     trees = TreeCache()
     data = TS.encode()
     trees.get("m.ts", "s0", data)
@@ -276,9 +305,21 @@ def test_an_edit_of_c_with_errors_gets_the_tags_of_a_fresh_parse_not_an_incremen
     floored by a full parse: on this one-line edit, found by fuzzing small C files, tree-sitter's
     incremental reparse recovers from the errors differently and its tags differ from a fresh
     parse's. ``tags_of`` must give the fresh parse's tags, as a new process would."""
-    lines = ["  case 1:", "struct s {", "  LIST(a, b)", "M(foo) {", "  if (a) {", "  return a + 1;",
-             "  for (i = 0; i < n; i++)", "void g(void);", "  return a + 1;",
-             "static int n = 3;", "  a->b = c;", "};", "}"]
+    lines = [
+        "  case 1:",
+        "struct s {",
+        "  LIST(a, b)",
+        "M(foo) {",
+        "  if (a) {",
+        "  return a + 1;",
+        "  for (i = 0; i < n; i++)",
+        "void g(void);",
+        "  return a + 1;",
+        "static int n = 3;",
+        "  a->b = c;",
+        "};",
+        "}",
+    ]
     old = ("\n".join(lines) + "\n").encode()
     new = ("\n".join([")", *lines[1:]]) + "\n").encode()
     previous = parse("c", old)

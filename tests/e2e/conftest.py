@@ -23,15 +23,40 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 SAMPLE: dict[str, str | bytes] = {
     "src/app.py": "def handler(uid):\n    user = get_user(uid)\n    return user\n",
     "src/users.py": "def get_user(uid):\n    return {'id': uid}\n\n\ndef list_users():\n"
-                    "    return [get_user(1), get_user(2)]\n",
+    "    return [get_user(1), get_user(2)]\n",
     "docs/notes.md": "Call get_user with an id.\n",
     "blob.bin": b"\x00\x01get_user\x00",
 }
 
-SEARCH_KEYS = {"query", "mode", "fallback", "result", "complete", "incomplete_reason", "total",
-               "matches", "all", "next_cursor", "skipped", "possible_names"}
-MATCH_KEYS = {"n", "path", "line", "column", "end_line", "end_column", "start_byte", "end_byte",
-              "text", "context", "ref", "captures", "score"}
+SEARCH_KEYS = {
+    "query",
+    "mode",
+    "fallback",
+    "result",
+    "complete",
+    "incomplete_reason",
+    "total",
+    "matches",
+    "all",
+    "next_cursor",
+    "skipped",
+    "possible_names",
+}
+MATCH_KEYS = {
+    "n",
+    "path",
+    "line",
+    "column",
+    "end_line",
+    "end_column",
+    "start_byte",
+    "end_byte",
+    "text",
+    "context",
+    "ref",
+    "captures",
+    "score",
+}
 ERROR_KEYS = {"code", "message", "retry_after", "details"}
 
 
@@ -41,19 +66,30 @@ def _env(extra: Mapping[str, str] | None, drop: Sequence[str] = ()) -> dict[str,
     return env
 
 
-def run_cli(args: Sequence[str], *, env: Mapping[str, str] | None = None,
-            cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+def run_cli(
+    args: Sequence[str], *, env: Mapping[str, str] | None = None, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
     """``python -m sleuth ARGS`` with stdout and stderr piped."""
-    return subprocess.run([sys.executable, "-m", "sleuth", *args], capture_output=True,
-                          text=True, encoding="utf-8", env=_env(env), cwd=cwd, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "sleuth", *args],
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        env=_env(env),
+        cwd=cwd,
+        timeout=120,
+    )
 
 
 def run_cli_on_tty(args: Sequence[str], *, env: Mapping[str, str] | None = None) -> tuple[int, str]:
     """``python -m sleuth ARGS`` with stdout on a pseudo-terminal; returns (code, stdout)."""
     master, slave = pty.openpty()
-    proc = subprocess.Popen([sys.executable, "-m", "sleuth", *args], stdout=slave,
-                            stderr=subprocess.DEVNULL,
-                            env=_env({"TERM": "xterm-256color", **(env or {})}))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sleuth", *args],
+        stdout=slave,
+        stderr=subprocess.DEVNULL,
+        env=_env({"TERM": "xterm-256color", **(env or {})}),
+    )
     os.close(slave)
     chunks: list[bytes] = []
     while True:
@@ -71,9 +107,11 @@ def run_cli_on_tty(args: Sequence[str], *, env: Mapping[str, str] | None = None)
 @asynccontextmanager
 async def mcp_session(root: Path, *extra: str) -> AsyncIterator[ClientSession]:
     """An initialised client session with ``sleuth mcp --root ROOT`` over stdio."""
-    params = StdioServerParameters(command=sys.executable,
-                                   args=["-m", "sleuth", "mcp", "--root", str(root), *extra],
-                                   env=_env(None))
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "sleuth", "mcp", "--root", str(root), *extra],
+        env=_env(None),
+    )
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
         yield session

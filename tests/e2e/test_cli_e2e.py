@@ -58,16 +58,19 @@ def test_zero_hits_exit_zero(sample_root: Path) -> None:
     assert data["matches"] == [] and data["total"] == 0
 
 
-@pytest.mark.parametrize(("args", "code", "exit_code"), [
-    (["search", ""], "invalid_query", 2),
-    (["search", "regex:foo("], "invalid_query", 2),
-    (["search", "get_user", "--path", "/etc"], "invalid_path", 2),
-    (["search", "get_user", "--path", "../outside"], "invalid_path", 2),
-    (["search", "get_user", "--path", "missing.py"], "not_found", 4),
-    (["search", "get_user", "--cursor", "garbage"], "invalid_query", 2),
-    (["search", "get_user", "--limit", "lots"], "invalid_query", 2),
-    (["search"], "invalid_query", 2),
-])
+@pytest.mark.parametrize(
+    ("args", "code", "exit_code"),
+    [
+        (["search", ""], "invalid_query", 2),
+        (["search", "regex:foo("], "invalid_query", 2),
+        (["search", "get_user", "--path", "/etc"], "invalid_path", 2),
+        (["search", "get_user", "--path", "../outside"], "invalid_path", 2),
+        (["search", "get_user", "--path", "missing.py"], "not_found", 4),
+        (["search", "get_user", "--cursor", "garbage"], "invalid_query", 2),
+        (["search", "get_user", "--limit", "lots"], "invalid_query", 2),
+        (["search"], "invalid_query", 2),
+    ],
+)
 def test_error_exit_codes_and_json_error_object(
     sample_root: Path, args: list[str], code: str, exit_code: int
 ) -> None:
@@ -136,16 +139,22 @@ def test_colour_only_on_a_terminal(sample_root: Path) -> None:
 
 
 def test_no_color_is_honoured_on_a_terminal(sample_root: Path) -> None:
-    code, out = run_cli_on_tty(["search", "get_user", "--root", str(sample_root)],
-                               env={"NO_COLOR": "1"})
+    code, out = run_cli_on_tty(
+        ["search", "get_user", "--root", str(sample_root)], env={"NO_COLOR": "1"}
+    )
     assert code == 0 and "src/app.py" in out
     assert not ANSI.search(out)
 
 
 def test_console_script_and_root_default_to_cwd(sample_root: Path) -> None:
     script = Path(sys.executable).with_name("sleuth")
-    proc = subprocess.run([str(script), "search", "list_users", "--json"], cwd=sample_root,
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [str(script), "search", "list_users", "--json"],
+        cwd=sample_root,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
     matches = json.loads(proc.stdout)["matches"]
     assert [(m["path"], m["line"]) for m in matches] == [("src/users.py", 5)]
@@ -196,8 +205,19 @@ def test_worker_processes_end_with_the_call_and_the_page_equals_the_api(tmp_path
         body = "".join(f"def f{i}_{j}(a, b):\n    return g(a, {j})\n" for j in range(300))
         (root / f"pkg{i % 7}" / f"m{i:03}.py").write_text(body)
     (root / "pkg0" / "skip.py").write_text("def skipped(): return g(1, 2)\n")
-    args = ["search", "ast:g($A, $B)", "--root", str(root), "--json", "--limit", "7",
-            "--exclude", "skip.py", "--path", "pkg0"]
+    args = [
+        "search",
+        "ast:g($A, $B)",
+        "--root",
+        str(root),
+        "--json",
+        "--limit",
+        "7",
+        "--exclude",
+        "skip.py",
+        "--path",
+        "pkg0",
+    ]
     proc = run_cli(args)
     assert proc.returncode == 0, proc.stderr
     page = json.loads(proc.stdout)

@@ -126,9 +126,15 @@ def test_two_processes_search_and_read_at_once(make_workspace: MakeWorkspace) ->
     jobs = [(p, IN_PROCESS_CALLS, "api") for p in api_prefixes]
     jobs += [(p, CLI_CALLS, "cli") for p in cli_prefixes]
     started = time.monotonic()
-    procs = [subprocess.Popen([sys.executable, str(worker), str(root), prefix, str(calls), kind],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-             for prefix, calls, kind in jobs]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, str(worker), str(root), prefix, str(calls), kind],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for prefix, calls, kind in jobs
+    ]
     outputs = [proc.communicate(timeout=600) for proc in procs]
     elapsed = time.monotonic() - started
 
@@ -143,8 +149,9 @@ def test_two_processes_search_and_read_at_once(make_workspace: MakeWorkspace) ->
         for entry in log:
             _check_entry(entry)
 
-    searches = {e["data"]["result"]: e["query"] for log in logs for e in log
-                if e["args"][0] == "search"}
+    searches = {
+        e["data"]["result"]: e["query"] for log in logs for e in log if e["args"][0] == "search"
+    }
     reads = [e["data"]["result"] for log in logs for e in log if e["args"][0] == "read"]
     distinct = IN_PROCESS_CALLS // 2 * 2 + CLI_CALLS // 2 * 2
     assert len(searches) == distinct  # distinct queries gave distinct result ids
@@ -166,7 +173,8 @@ def test_two_processes_search_and_read_at_once(make_workspace: MakeWorkspace) ->
     try:
         (rows,) = db.execute("SELECT COUNT(*) FROM results").fetchone()
         (search_rows,) = db.execute(
-            "SELECT COUNT(*) FROM results WHERE id LIKE 'SEARCH#%'").fetchone()
+            "SELECT COUNT(*) FROM results WHERE id LIKE 'SEARCH#%'"
+        ).fetchone()
     finally:
         db.close()
     assert search_rows >= distinct and rows >= distinct + len(set(reads))

@@ -30,8 +30,12 @@ from tests.conftest import MakeWorkspace
 FILES = 5
 NAMED_RUNS = 30
 REAL_KILL_RUNS = 30
-POINTS = ["before-manifest", "after-manifest",
-          *(f"after-file-{i}" for i in range(FILES)), "after-commit"]
+POINTS = [
+    "before-manifest",
+    "after-manifest",
+    *(f"after-file-{i}" for i in range(FILES)),
+    "after-commit",
+]
 SEED = 20240917
 
 CHILD = """
@@ -45,8 +49,10 @@ wb.replace(sys.argv[2], "new_api")
 
 
 def old_text(i: int) -> bytes:
-    return (f"import os\n\n\ndef handler_{i}(req):\n    data = old_api(req, {i})\n"
-            f"    return old_api(data)  # old_api\n\n\nREGISTRY = ['old_api', {i}]\n").encode()
+    return (
+        f"import os\n\n\ndef handler_{i}(req):\n    data = old_api(req, {i})\n"
+        f"    return old_api(data)  # old_api\n\n\nREGISTRY = ['old_api', {i}]\n"
+    ).encode()
 
 
 def new_text(i: int) -> bytes:
@@ -68,8 +74,12 @@ def scoped_reference(root: Path) -> str:
 
 
 def spawn(root: Path, reference: str, env: dict[str, str]) -> subprocess.Popen[bytes]:
-    return subprocess.Popen([sys.executable, "-c", CHILD, str(root), reference],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    return subprocess.Popen(
+        [sys.executable, "-c", CHILD, str(root), reference],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
 
 
 def outcome(root: Path, context: str) -> str:

@@ -30,9 +30,9 @@ EDIT_KEYS = {"result", "source", "refreshed", "complete", "ranges", "changed", "
 
 PROJECT: dict[str, str | bytes] = {
     "app/users.py": "def fetch_user(uid):\n    return db.get(uid)\n\n\n"
-                    "def fetch_users(ids):\n    return [fetch_user(i) for i in ids]\n",
+    "def fetch_users(ids):\n    return [fetch_user(i) for i in ids]\n",
     "app/views.py": "from app.users import fetch_user\n\n\ndef show(uid):\n"
-                    "    user = fetch_user(uid)\n    return render(user)\n",
+    "    user = fetch_user(uid)\n    return render(user)\n",
     "app/admin.py": "import app.users\r\n\r\nADMIN = app.users.fetch_user(0)\r\n",
     "README.md": "Call `fetch_user(uid)` to load one user.",
 }
@@ -43,10 +43,15 @@ def sleuth(root: Path, *args: str, stdin: bytes | None = None) -> subprocess.Com
     if stdin is None:
         proc = run_cli([*args, "--root", str(root)])
     else:
-        proc = subprocess.run([sys.executable, "-m", "sleuth", *args, "--root", str(root)],
-                              input=stdin, capture_output=True, timeout=120)
-        proc = subprocess.CompletedProcess(proc.args, proc.returncode,
-                                           proc.stdout.decode(), proc.stderr.decode())
+        proc = subprocess.run(
+            [sys.executable, "-m", "sleuth", *args, "--root", str(root)],
+            input=stdin,
+            capture_output=True,
+            timeout=120,
+        )
+        proc = subprocess.CompletedProcess(
+            proc.args, proc.returncode, proc.stdout.decode(), proc.stderr.decode()
+        )
     assert "Traceback" not in proc.stdout + proc.stderr, proc.stderr
     return proc
 
@@ -79,8 +84,11 @@ def edited(root: Path, *args: str, stdin: bytes | None = None) -> dict[str, Any]
 
 
 def tree(root: Path) -> dict[str, bytes]:
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*"))
-            if p.is_file() and ".sleuth" not in p.relative_to(root).parts}
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and ".sleuth" not in p.relative_to(root).parts
+    }
 
 
 def test_capture_scoped_refactor_through_the_cli(make_workspace: MakeWorkspace) -> None:
@@ -94,10 +102,12 @@ def test_capture_scoped_refactor_through_the_cli(make_workspace: MakeWorkspace) 
     renamed = edited(root, "replace", capture["ref"], "--text", "load_user")
     assert renamed["changed"] == ["app/users.py"]
     assert [(r["path"], r["line"], r["text"]) for r in renamed["ranges"]] == [
-        ("app/users.py", 1, "load_user")]
+        ("app/users.py", 1, "load_user")
+    ]
     assert (root / "app/users.py").read_bytes() == (
         b"def load_user(uid):\n    return db.get(uid)\n\n\n"
-        b"def fetch_users(ids):\n    return [fetch_user(i) for i in ids]\n")
+        b"def fetch_users(ids):\n    return [fetch_user(i) for i in ids]\n"
+    )
 
     # 2. every remaining use, over several files, through one :all:match
     uses = ok(root, "search", "regex:\\bfetch_user\\b", "--include", "*.py")
@@ -108,16 +118,17 @@ def test_capture_scoped_refactor_through_the_cli(make_workspace: MakeWorkspace) 
     assert tree(root) == {
         **original,
         "app/users.py": b"def load_user(uid):\n    return db.get(uid)\n\n\n"
-                        b"def fetch_users(ids):\n    return [load_user(i) for i in ids]\n",
+        b"def fetch_users(ids):\n    return [load_user(i) for i in ids]\n",
         "app/views.py": b"from app.users import load_user\n\n\ndef show(uid):\n"
-                        b"    user = load_user(uid)\n    return render(user)\n",
+        b"    user = load_user(uid)\n    return render(user)\n",
         "app/admin.py": b"import app.users\r\n\r\nADMIN = app.users.load_user(0)\r\n",
     }
     assert "-    user = fetch_user(uid)\n+    user = load_user(uid)\n" in everywhere["diff"]
 
     # 3. the edit's RESULT# is a reference in later processes: read it, search inside it
     assert [r["text"] for r in ok(root, "read", everywhere["result"])["ranges"]] == [
-        "load_user"] * 4
+        "load_user"
+    ] * 4
     inside = ok(root, "search", "user", "--path", everywhere["result"])
     assert inside["total"] == 4
 
@@ -174,8 +185,9 @@ def test_human_output_is_header_diff_and_undo_hint(make_workspace: MakeWorkspace
 def test_diff_is_coloured_on_a_terminal_only(make_workspace: MakeWorkspace) -> None:
     root = make_workspace(PROJECT)
     target = ok(root, "search", "return render(user)")["matches"][0]["ref"]["match"]
-    code, out = run_cli_on_tty(["replace", target, "--text", "return html(user)",
-                                "--root", str(root)])
+    code, out = run_cli_on_tty(
+        ["replace", target, "--text", "return html(user)", "--root", str(root)]
+    )
     assert code == 0
     added = next(line for line in out.splitlines() if "+    return html(user)" in line)
     removed = next(line for line in out.splitlines() if "-    return render(user)" in line)
@@ -189,13 +201,17 @@ def test_text_from_stdin_and_from_a_file(make_workspace: MakeWorkspace, tmp_path
     body = ok(root, "search", "return db.get(uid)")["matches"][0]["ref"]["line"]
     # stdin is used byte for byte: two lines, the file's line endings apply
     edited(root, "replace", body, stdin=b"    row = db.get(uid)\n    return row")
-    assert (root / "app/users.py").read_bytes().startswith(
-        b"def fetch_user(uid):\n    row = db.get(uid)\n    return row\n\n\n")
+    assert (
+        (root / "app/users.py")
+        .read_bytes()
+        .startswith(b"def fetch_user(uid):\n    row = db.get(uid)\n    return row\n\n\n")
+    )
     # CRLF file: the inserted text takes CRLF
     admin = ok(root, "search", "ADMIN")["matches"][0]["ref"]["line"]
     edited(root, "insert", admin, "--after", stdin=b"\nGUEST = None")
     assert (root / "app/admin.py").read_bytes() == (
-        b"import app.users\r\n\r\nADMIN = app.users.fetch_user(0)\r\nGUEST = None\r\n")
+        b"import app.users\r\n\r\nADMIN = app.users.fetch_user(0)\r\nGUEST = None\r\n"
+    )
     source = tmp_path / "doc.txt"
     source.write_bytes("Call `load_user(uid)` (caf\u00e9).".encode())
     readme = ok(root, "search", "Call", "--path", "README.md")["matches"][0]["ref"]["line"]
@@ -215,11 +231,13 @@ def test_insert_delete_copy_move_through_the_cli(make_workspace: MakeWorkspace) 
     gone = edited(root, "delete", ok(root, "search", "import os")["matches"][0]["ref"]["line"])
     assert gone["ranges"][0]["text"] == "" and gone["ranges"][0]["start_byte"] == 0
     assert (root / "a.py").read_bytes() == b"import re\nimport sys\n\nx = 1\n"
-    copied = edited(root, "copy", ok(root, "search", "x = 1")["matches"][0]["ref"]["line"],
-                    "--to", "b.py:1")
+    copied = edited(
+        root, "copy", ok(root, "search", "x = 1")["matches"][0]["ref"]["line"], "--to", "b.py:1"
+    )
     assert copied["changed"] == ["b.py"] and (root / "b.py").read_bytes() == b"x = 1\ny = 2\n"
-    moved = edited(root, "move", ok(root, "search", "import re")["matches"][0]["ref"]["line"],
-                   "--to", "b.py:2")
+    moved = edited(
+        root, "move", ok(root, "search", "import re")["matches"][0]["ref"]["line"], "--to", "b.py:2"
+    )
     assert moved["changed"] == ["a.py", "b.py"]
     assert (root / "a.py").read_bytes() == b"import sys\n\nx = 1\n"
     assert (root / "b.py").read_bytes() == b"x = 1\nimport re\ny = 2\n"
@@ -237,15 +255,16 @@ def test_mcp_edit_tools_answer_the_cli_json(make_workspace: MakeWorkspace) -> No
             tools = {t.name: t for t in (await session.list_tools()).tools}
             assert {"replace", "insert", "delete", "copy", "move", "undo"} <= set(tools)
             assert tools["replace"].annotations.read_only_hint is False
-            result = await session.call_tool("replace", {"ref": uses["all"]["match"],
-                                                         "text": "load_user("})
+            result = await session.call_tool(
+                "replace", {"ref": uses["all"]["match"], "text": "load_user("}
+            )
             assert result.is_error is False
             text = result.content[0].text
-            undone = await session.call_tool("undo", {"result": result.structured_content[
-                "result"]})
+            undone = await session.call_tool(
+                "undo", {"result": result.structured_content["result"]}
+            )
             assert undone.is_error is False
-            again = await session.call_tool("undo", {"result": result.structured_content[
-                "result"]})
+            again = await session.call_tool("undo", {"result": result.structured_content["result"]})
             return result.structured_content, text, undone.structured_content, again
 
     data, text, undone, again = anyio.run(go)
@@ -253,8 +272,7 @@ def test_mcp_edit_tools_answer_the_cli_json(make_workspace: MakeWorkspace) -> No
     assert text.splitlines()[0] == f"{data['result']} replace: 3 files changed"
     # the CRLF file's diff lines are shown without their carriage returns
     assert text.splitlines()[1:] == data["diff"].replace("\r\n", "\n").splitlines()
-    assert undone["changed"] == data["changed"] == ["app/admin.py", "app/users.py",
-                                                     "app/views.py"]
+    assert undone["changed"] == data["changed"] == ["app/admin.py", "app/users.py", "app/views.py"]
     assert again.is_error is True and again.structured_content["error"]["code"] == "not_found"
     assert tree(root) == {k: v.encode() if isinstance(v, str) else v for k, v in PROJECT.items()}
     # the MCP edit's RESULT# is readable from the CLI, as every reference is

@@ -49,8 +49,7 @@ def _mcp(root: Path, calls: list[tuple[str, dict[str, Any]]]) -> list[Any]:
     return anyio.run(go)
 
 
-@pytest.mark.parametrize(("query", "options", "args"), CASES,
-                         ids=[f"{q} {o}" for q, o, _ in CASES])
+@pytest.mark.parametrize(("query", "options", "args"), CASES, ids=[f"{q} {o}" for q, o, _ in CASES])
 def test_api_cli_and_mcp_give_identical_json(
     sample_root: Path, query: str, options: dict[str, Any], args: list[str]
 ) -> None:

@@ -70,7 +70,9 @@ class Declaration:
     kind: str
     path: str
     line: int
-    graph_uses: dict[tuple[str, int], str] = field(default_factory=dict)  # (path, line) -> precision
+    graph_uses: dict[tuple[str, int], str] = field(
+        default_factory=dict
+    )  # (path, line) -> precision
     server_id: str | None = None
     server_uses: set[tuple[str, int]] = field(default_factory=set)
     server_precisions: set[str] = field(default_factory=set)
@@ -92,19 +94,27 @@ class Comparison:
         missed = sum(len(d.server_uses - d.graph_uses.keys()) for d in self.decls)
         paired = sum(d.server_id is not None for d in self.decls)
         same_id = sum(d.server_id == d.id for d in self.decls)
-        return (f"{len(self.decls)} declarations ({paired} found by the server, {same_id} with the "
-                f"same id): {self.agreed}/{self.uses} graph uses confirmed by the server "
-                f"({self.agreed / max(self.uses, 1):.0%}); {missed} server uses the graph lacks")
+        return (
+            f"{len(self.decls)} declarations ({paired} found by the server, {same_id} with the "
+            f"same id): {self.agreed}/{self.uses} graph uses confirmed by the server "
+            f"({self.agreed / max(self.uses, 1):.0%}); {missed} server uses the graph lacks"
+        )
 
 
 def sample(wb: Workbench) -> list[Declaration]:
     """Declarations of ``django/utils`` with 1..MAX_USES incoming uses, picked by id order."""
-    files = sorted(m["path"] for m in search(wb, f"files:{SAMPLE_DIR}/**/*.py", limit=500)["matches"])
+    files = sorted(
+        m["path"] for m in search(wb, f"files:{SAMPLE_DIR}/**/*.py", limit=500)["matches"]
+    )
     found = []
     for path in files:
         for m in search(wb, f"graph:{path}", limit=500)["matches"]:
             g = m["graph"]
-            uses = sum(grp["uses"] for kind, grp in g["incoming"].items() if kind in ("calls", "references"))
+            uses = sum(
+                grp["uses"]
+                for kind, grp in g["incoming"].items()
+                if kind in ("calls", "references")
+            )
             if 1 <= uses <= MAX_USES and not g["name"].startswith("__"):
                 found.append(Declaration(g["id"], g["name"], g["kind"], g["path"], g["line"]))
     found.sort(key=lambda d: d.id)  # ids are hashes: a fixed, unbiased order
@@ -126,7 +136,8 @@ def comparison(wb: Workbench) -> Comparison:
             if s["kind"] != "reference" and (m["path"], m["line"]) == (d.path, d.line):
                 d.server_id = s["id"]
         d.server_uses = {
-            (m["path"], m["line"]) for m in res["matches"]
+            (m["path"], m["line"])
+            for m in res["matches"]
             if d.server_id is not None and m["symbol"].get("reference_of") == d.server_id
         }
     print("\ngraph vs ty:", Comparison(decls).summary())
@@ -138,7 +149,9 @@ def test_sample_is_large_and_answered_by_the_server(comparison: Comparison) -> N
     assert comparison.uses >= SAMPLE_SIZE
     for d in comparison.decls:
         assert d.server_precisions == {"semantic"}, (d.name, d.server_precisions)
-        assert d.server_id is not None, f"the server knows no declaration {d.name} at {d.path}:{d.line}"
+        assert d.server_id is not None, (
+            f"the server knows no declaration {d.name} at {d.path}:{d.line}"
+        )
 
 
 def test_every_graph_use_is_confirmed_or_marked_syntactic(comparison: Comparison) -> None:
@@ -150,8 +163,12 @@ def test_every_graph_use_is_confirmed_or_marked_syntactic(comparison: Comparison
 def test_graph_id_marks_what_the_server_confirms_semantic(comparison: Comparison) -> None:
     """``graph:#ID`` asks ty about the declaration it touches: every use ty lists (and whose
     edge has no other, unlisted occurrence) is ``semantic``; at least the agreed uses are."""
-    semantic = {(d.id, use) for d in comparison.decls
-                for use, precision in d.graph_uses.items() if precision == "semantic"}
+    semantic = {
+        (d.id, use)
+        for d in comparison.decls
+        for use, precision in d.graph_uses.items()
+        if precision == "semantic"
+    }
     agreed = {(d.id, use) for d in comparison.decls for use in d.graph_uses.keys() & d.server_uses}
     assert semantic <= agreed
     assert len(semantic) >= 0.8 * len(agreed), (len(semantic), len(agreed))
@@ -159,8 +176,11 @@ def test_graph_id_marks_what_the_server_confirms_semantic(comparison: Comparison
 
 def test_agreement_with_the_server_is_high(comparison: Comparison) -> None:
     rate = comparison.agreed / comparison.uses
-    disagreements = {d.name: sorted(d.graph_uses.keys() - d.server_uses) for d in comparison.decls
-                     if d.graph_uses.keys() - d.server_uses}
+    disagreements = {
+        d.name: sorted(d.graph_uses.keys() - d.server_uses)
+        for d in comparison.decls
+        if d.graph_uses.keys() - d.server_uses
+    }
     assert rate >= MIN_AGREEMENT, (comparison.summary(), disagreements)
 
 
@@ -174,8 +194,11 @@ def test_regression_ids_agree_with_the_python_server(comparison: Comparison) -> 
     declarations had another id in ``symbols:`` (ty) than in ``graph:``, so ``reference_of``
     never named the graph's id for them.
     """
-    differ = {f"{d.path}:{d.line} {d.kind} {d.name}": (d.id, d.server_id)
-              for d in comparison.decls if d.server_id != d.id}
+    differ = {
+        f"{d.path}:{d.line} {d.kind} {d.name}": (d.id, d.server_id)
+        for d in comparison.decls
+        if d.server_id != d.id
+    }
     assert differ == {}
 
 
@@ -202,11 +225,18 @@ def test_rank_personalised_by_a_path_starts_next_to_it(wb: Workbench) -> None:
     plain = search(wb, "graph:", limit=20)["matches"]
     mine = search(wb, "graph:", path=AUTH, limit=20)["matches"]
     first = mine[0]
-    assert in_path(first["path"], AUTH) or any(in_path(p, AUTH) for p in neighbours(wb, first["graph"]["id"]))
+    assert in_path(first["path"], AUTH) or any(
+        in_path(p, AUTH) for p in neighbours(wb, first["graph"]["id"])
+    )
     inside = [m for m in mine if in_path(m["path"], AUTH)]
     assert len(inside) >= 5, [m["path"] for m in mine]
     assert not any(in_path(m["path"], AUTH) for m in plain)
-    near = [m for m in mine[:10] if in_path(m["path"], AUTH) or any(in_path(p, AUTH) for p in neighbours(wb, m["graph"]["id"]))]
+    near = [
+        m
+        for m in mine[:10]
+        if in_path(m["path"], AUTH)
+        or any(in_path(p, AUTH) for p in neighbours(wb, m["graph"]["id"]))
+    ]
     assert len(near) >= 7, [(m["path"], m["graph"]["name"]) for m in mine[:10]]
 
 
@@ -227,7 +257,11 @@ def test_one_shot_graph_path_answers_from_a_part_as_the_whole_graph_does(wb: Wor
     wb._engines.graph._store.wait()
     files = [p for p in wb._engines.graph._graph.files() if p.startswith("django/")]
     rng = random.Random(7)
-    sample = rng.sample(files, 25) + ["django/db/models/base.py", "django/utils", "django/db/models/fields"]
+    sample = rng.sample(files, 25) + [
+        "django/db/models/base.py",
+        "django/utils",
+        "django/db/models/fields",
+    ]
     used = 0
     for n, path in enumerate(sample):
         whole = search(wb, f"graph:{path}", limit=1000, depth=1000 + n)  # another identity

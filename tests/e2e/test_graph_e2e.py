@@ -72,7 +72,9 @@ class Expected:
         """{edge kind: {neighbour key: occurrences}} as ``graph:PATH`` groups them."""
         out: dict[str, dict[str, int]] = {}
         for e in self.edges:
-            mine, other = (e["source"], e["target"]) if direction == "out" else (e["target"], e["source"])
+            mine, other = (
+                (e["source"], e["target"]) if direction == "out" else (e["target"], e["source"])
+            )
             if mine == key:
                 out.setdefault(e["kind"], {})[other] = len(e["at"])
         return out
@@ -153,7 +155,9 @@ def use_rows(res: Json) -> list[UseRow]:
         g = m["graph"]
         if g["edge"] == "dependent":
             continue
-        rows.append((g["direction"], g["edge"], m["path"], m["line"], m["column"], node_key(g["node"])))
+        rows.append(
+            (g["direction"], g["edge"], m["path"], m["line"], m["column"], node_key(g["node"]))
+        )
     return sorted(rows)
 
 
@@ -162,7 +166,9 @@ def use_rows(res: Json) -> list[UseRow]:
 
 def copy_project(name: str, dest: Path) -> Path:
     """A copy of fixture project ``name`` without its expected.json."""
-    shutil.copytree(FIXTURES / name, dest, ignore=shutil.ignore_patterns("expected.json", "__pycache__"))
+    shutil.copytree(
+        FIXTURES / name, dest, ignore=shutil.ignore_patterns("expected.json", "__pycache__")
+    )
     return dest
 
 
@@ -176,7 +182,9 @@ class Project:
 
 
 @pytest.fixture(scope="module", params=PROJECTS)
-def project(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Project]:
+def project(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Project]:
     """One read-only copy of a fixture project and one Workbench on it, per project."""
     name = request.param
     root = copy_project(name, tmp_path_factory.mktemp(name) / "ws")
@@ -208,10 +216,18 @@ def test_file_view_lists_exactly_the_expected_declarations(project: Project) -> 
         for key, m in got.items():
             g = m["graph"]
             want = exp.nodes[key]
-            assert (g["kind"], g["line"], g["end_line"]) == (want["kind"], want["line"], want["end_line"]), key
+            assert (g["kind"], g["line"], g["end_line"]) == (
+                want["kind"],
+                want["line"],
+                want["end_line"],
+            ), key
             # the match is the whole declaration, readable by its reference
             assert (m["line"], m["end_line"], m["start_byte"], m["end_byte"]) == (
-                g["line"], g["end_line"], g["start_byte"], g["end_byte"]), key
+                g["line"],
+                g["end_line"],
+                g["start_byte"],
+                g["end_byte"],
+            ), key
             members = {k for k, i in project.ids.items() if i in g["members"]}
             assert members == exp.members_of(key) and len(g["members"]) == len(members), key
 
@@ -260,12 +276,16 @@ def test_same_named_function_gets_no_edge_from_the_others_callers(project: Proje
     callers = {}
     for key in (shop, unrelated):
         res = search(project.wb, f"graph:#{project.ids[key]}")
-        callers[key] = {node_key(m["graph"]["node"]) for m in res["matches"] if m["graph"]["direction"] == "in"}
+        callers[key] = {
+            node_key(m["graph"]["node"]) for m in res["matches"] if m["graph"]["direction"] == "in"
+        }
     assert len({c for c in callers[shop] if "::" in c}) == 3, callers[shop]
     assert callers[shop].isdisjoint(callers[unrelated]), callers
     for key in callers[unrelated]:
         res = search(project.wb, f"graph:#{project.ids[key]}")
-        targets = {node_key(m["graph"]["node"]) for m in res["matches"] if m["graph"]["direction"] == "out"}
+        targets = {
+            node_key(m["graph"]["node"]) for m in res["matches"] if m["graph"]["direction"] == "out"
+        }
         assert shop not in targets, key
 
 
@@ -298,13 +318,19 @@ def test_ids_are_the_symbols_ids(project: Project) -> None:
 def test_dependents_up_to_depth(project: Project, depth: int) -> None:
     shop, _ = THRICE[project.name]
     res = search(project.wb, f"graph:#{project.ids[shop]}", navigation="references", depth=depth)
-    deps = {node_key(m["graph"]["node"]): (m["graph"]["distance"], m["graph"]["via"])
-            for m in res["matches"] if m["graph"]["edge"] == "dependent"}
+    deps = {
+        node_key(m["graph"]["node"]): (m["graph"]["distance"], m["graph"]["via"])
+        for m in res["matches"]
+        if m["graph"]["edge"] == "dependent"
+    }
     assert deps == project.expected.dependents(shop, depth)
     assert use_rows(res) == project.expected.uses(shop)
     for m in res["matches"]:
         if m["graph"]["edge"] == "dependent":  # the match is the dependent's declaration
-            assert (m["path"], m["line"]) == (m["graph"]["node"]["path"], m["graph"]["node"]["line"])
+            assert (m["path"], m["line"]) == (
+                m["graph"]["node"]["path"],
+                m["graph"]["node"]["line"],
+            )
 
 
 def test_default_depth_is_two(project: Project) -> None:
@@ -322,8 +348,21 @@ def test_default_depth_is_two(project: Project) -> None:
 def test_cli_answers_as_the_api(project: Project) -> None:
     shop, _ = THRICE[project.name]
     query = f"graph:#{project.ids[shop]}"
-    proc = run_cli(["search", query, "--navigation", "references", "--depth", "1", "--limit", "500",
-                    "--root", str(project.root), "--json"])
+    proc = run_cli(
+        [
+            "search",
+            query,
+            "--navigation",
+            "references",
+            "--depth",
+            "1",
+            "--limit",
+            "500",
+            "--root",
+            str(project.root),
+            "--json",
+        ]
+    )
     assert proc.returncode == 0, proc.stderr
     api = search(project.wb, query, navigation="references", depth=1)
     cli = json.loads(proc.stdout)
@@ -334,7 +373,9 @@ def test_cli_answers_as_the_api(project: Project) -> None:
     assert strip_ids(json.loads(proc.stdout)) == strip_ids(search(project.wb, f"graph:{path}"))
 
 
-@pytest.mark.parametrize("query", ["graph:#0000deadbeef", "graph:no/such/file.py", "graph:#no/such/file.py"])
+@pytest.mark.parametrize(
+    "query", ["graph:#0000deadbeef", "graph:no/such/file.py", "graph:#no/such/file.py"]
+)
 def test_cli_not_found_exits_4(query: str, tmp_path: Path) -> None:
     root = copy_project("graph_py", tmp_path / "ws")
     proc = run_cli(["search", query, "--root", str(root), "--json"])
@@ -352,22 +393,26 @@ def test_cli_not_found_exits_4(query: str, tmp_path: Path) -> None:
 EDITS: dict[str, tuple[tuple[str, str, str], tuple[str, str]]] = {
     "graph_py": (
         ("tools/helpers.py", r"\btotal_price\b", "count_rows"),
-        ("shop/pricing.py",
-         '"""Prices of items."""\n\nDEFAULT_RATE = 0.2\n\n\n'
-         "def total_price(items):\n    return sum(item.price for item in items)\n\n\n"
-         "def net_price(items):\n    return total_price(items) - discount(items)\n\n\n"
-         "def discount(items):\n    return 0\n\n\n"
-         "def with_tax(items, rate=DEFAULT_RATE):\n    return net_price(items) * (1 + rate)\n"),
+        (
+            "shop/pricing.py",
+            '"""Prices of items."""\n\nDEFAULT_RATE = 0.2\n\n\n'
+            "def total_price(items):\n    return sum(item.price for item in items)\n\n\n"
+            "def net_price(items):\n    return total_price(items) - discount(items)\n\n\n"
+            "def discount(items):\n    return 0\n\n\n"
+            "def with_tax(items, rate=DEFAULT_RATE):\n    return net_price(items) * (1 + rate)\n",
+        ),
     ),
     "graph_ts": (
         ("src/tools/helpers.ts", r"\btotalPrice\b", "countRows"),
-        ("src/pricing.ts",
-         "export interface Item {\n  price: number;\n}\n\n"
-         "export function totalPrice(items: Item[]): number {\n  return items.length;\n}\n\n"
-         "export function netPrice(items: Item[]): number {\n  return totalPrice(items) - discount(items);\n}\n\n"
-         "function discount(items: Item[]): number {\n  return 0;\n}\n\n"
-         "export function withTax(items: Item[], rate: number): number {\n"
-         "  return netPrice(items) * (1 + rate);\n}\n"),
+        (
+            "src/pricing.ts",
+            "export interface Item {\n  price: number;\n}\n\n"
+            "export function totalPrice(items: Item[]): number {\n  return items.length;\n}\n\n"
+            "export function netPrice(items: Item[]): number {\n  return totalPrice(items) - discount(items);\n}\n\n"
+            "function discount(items: Item[]): number {\n  return 0;\n}\n\n"
+            "export function withTax(items: Item[], rate: number): number {\n"
+            "  return netPrice(items) * (1 + rate);\n}\n",
+        ),
     ),
 }
 
@@ -381,7 +426,9 @@ def graph_answers(wb: Workbench, files: list[str]) -> Json:
         out["files"][f] = strip_ids(res)
         ids.update(m["graph"]["id"] for m in res["matches"])
     for node_id in sorted(ids):
-        out["nodes"][node_id] = strip_ids(search(wb, f"graph:#{node_id}", navigation="references", depth=3))
+        out["nodes"][node_id] = strip_ids(
+            search(wb, f"graph:#{node_id}", navigation="references", depth=3)
+        )
     ranked = strip_ids(search(wb, "graph:"))
     for m in ranked["matches"]:
         m["score"] = round(m["score"], 9)
@@ -421,7 +468,9 @@ def assert_only_file_changed(before: Graph, after: Graph, path: str) -> None:
 
 @pytest.mark.parametrize("name", PROJECTS)
 @pytest.mark.parametrize("how", ["replace", "outside"])
-def test_edit_updates_one_file_and_equals_a_full_rebuild(name: str, how: str, tmp_path: Path) -> None:
+def test_edit_updates_one_file_and_equals_a_full_rebuild(
+    name: str, how: str, tmp_path: Path
+) -> None:
     files = Expected.load(name).files
     root = copy_project(name, tmp_path / "live")
     (path, pattern, new), (out_path, content) = EDITS[name]
@@ -455,8 +504,13 @@ def test_edit_then_undo_restores_the_answers(tmp_path: Path) -> None:
         found = wb.search("regex:\\bCart\\b", path="shop/checkout.py").to_json()
         done = wb.replace(found["all"]["match"], "Basket")
         changed = graph_answers(wb, files)
-        cart_uses = Counter(m["graph"]["edge"] for m in search(wb, "graph:#" + all_ids(wb, files)["shop/models.py::Cart"])["matches"])
-        assert cart_uses == Counter({"inherits": 1}), "checkout's import and call no longer reach Cart"
+        cart_uses = Counter(
+            m["graph"]["edge"]
+            for m in search(wb, "graph:#" + all_ids(wb, files)["shop/models.py::Cart"])["matches"]
+        )
+        assert cart_uses == Counter({"inherits": 1}), (
+            "checkout's import and call no longer reach Cart"
+        )
         wb.undo(done.result)
         assert graph_answers(wb, files) == before != changed
 
@@ -530,7 +584,9 @@ def test_regression_scoped_graph_answer_follows_edits_outside_the_scope(tmp_path
         before = search(wb, f"graph:#{report}", path="tools")
         ranked_before = search(wb, "graph:", path="tools")
         with (root / "app.py").open("a", encoding="utf-8") as fh:
-            fh.write("\n\ndef more(rows):\n    report(rows)\n    report(rows)\n    return report(rows)\n")
+            fh.write(
+                "\n\ndef more(rows):\n    report(rows)\n    report(rows)\n    return report(rows)\n"
+            )
         unscoped = search(wb, f"graph:#{report}")
         scoped = search(wb, f"graph:#{report}", path="tools")
         ranked_after = search(wb, "graph:", path="tools")

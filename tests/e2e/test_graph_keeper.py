@@ -48,7 +48,9 @@ def rows(root: Path, wb: Workbench | None = None) -> dict[str, bytes]:
     if wb is not None and wb._engines.graph is not None:
         wb._engines.graph._store.wait()
     with sqlite3.connect(root / DEFAULT_CACHE) as db:
-        return {p: rec + res for p, rec, res in db.execute("SELECT path, record, resolution FROM files")}
+        return {
+            p: rec + res for p, rec, res in db.execute("SELECT path, record, resolution FROM files")
+        }
 
 
 class Tagged:
@@ -83,7 +85,9 @@ def test_a_new_process_answers_from_the_cache_without_reading_or_tagging(
     assert set(reads) <= {"pkg/core.py"}  # only the answer's own file, to make its matches
 
 
-def test_a_touched_file_is_read_but_not_re_tagged(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_touched_file_is_read_but_not_re_tagged(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     root = make_tree(tmp_path)
     with Workbench(root, servers=False) as wb:
         before = answer(wb, "graph:")

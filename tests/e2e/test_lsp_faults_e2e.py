@@ -46,7 +46,9 @@ from tests.lsp_bridge.conftest import LSP_STDIO, pid_alive
 # server (one function ``total`` in a.py and its one use) except that its first
 # textDocument/references never returns: it writes its pid to the marker file and sleeps, so the
 # test can kill it mid-request. Every instance appends its pid to <state>/pids.
-FAKE_SERVER = LSP_STDIO + r"""
+FAKE_SERVER = (
+    LSP_STDIO
+    + r"""
 mode, state = sys.argv[1], sys.argv[2]
 with open(os.path.join(state, "pids"), "a") as fh:
     fh.write(f"{os.getpid()}\n")
@@ -84,6 +86,7 @@ while True:
     else:
         send(msg["id"], None)
 """
+)
 SOURCE = "def total():\n    return 1\n\n\nprint(total())\n"
 REFERENCES = [("a.py", 1, 5, "function"), ("a.py", 5, 7, "reference")]
 BOUND_S = 60
@@ -115,8 +118,12 @@ def processes_in(root: Path) -> list[str]:
         if not entry.isdigit() or int(entry) == os.getpid():
             continue
         try:
-            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").decode(
-                "utf-8", "replace")
+            cmdline = (
+                Path(f"/proc/{entry}/cmdline")
+                .read_bytes()
+                .replace(b"\0", b" ")
+                .decode("utf-8", "replace")
+            )
         except OSError:
             continue
         try:
@@ -124,7 +131,8 @@ def processes_in(root: Path) -> list[str]:
         except OSError:
             cwd = ""
         if (cwd == needle or cwd.startswith(needle + "/") or needle in cmdline) and pid_alive(
-                int(entry)):
+            int(entry)
+        ):
             found.append(f"{entry} cwd={cwd} {cmdline}")
     return found
 
@@ -179,16 +187,27 @@ def test_cli_server_killed_mid_request_is_exit_5_then_the_next_call_works(
 ) -> None:
     root, state = fake_workspace(tmp_path, "crash-once")
     killer = kill_when_hanging(state)
-    args = [sys.executable, "-m", "sleuth", "search", "symbols:total", "--navigation",
-            "references", "--root", str(root), "--json"]
+    args = [
+        sys.executable,
+        "-m",
+        "sleuth",
+        "search",
+        "symbols:total",
+        "--navigation",
+        "references",
+        "--root",
+        str(root),
+        "--json",
+    ]
     proc = subprocess.run(args, capture_output=True, text=True, timeout=BOUND_S)
     killer.join(BOUND_S)
     assert proc.returncode == 5, proc.stdout + proc.stderr
     error = json.loads(proc.stdout)["error"]
     assert error["code"] == "server_unavailable" and error["details"]["reason"] == "exited"
     assert proc.stderr.startswith("sleuth: error[server_unavailable]: ")
-    again = run_cli(["search", "symbols:total", "--navigation", "references", "--root",
-                     str(root), "--json"])
+    again = run_cli(
+        ["search", "symbols:total", "--navigation", "references", "--root", str(root), "--json"]
+    )
     assert again.returncode == 0, again.stderr
     assert symbols_seen(json.loads(again.stdout)) == REFERENCES
     assert len(fake_pids(state)) == 2
@@ -215,8 +234,12 @@ def test_a_server_that_never_answers_times_out_within_the_pool_timeout(tmp_path:
     timeout = 3.0
     # the bound: timeout + cancel grace (2 s) + start-up, far below the pool's hard ceiling of
     # 4 * timeout + 10 s — a subprocess timeout, not a timed assertion
-    proc = subprocess.run([sys.executable, "-c", TIMEOUT_SCRIPT, str(root), str(timeout)],
-                          capture_output=True, text=True, timeout=15)
+    proc = subprocess.run(
+        [sys.executable, "-c", TIMEOUT_SCRIPT, str(root), str(timeout)],
+        capture_output=True,
+        text=True,
+        timeout=15,
+    )
     assert proc.returncode == 0, proc.stderr
     error = json.loads(proc.stdout)["error"]
     assert error["code"] == "timeout"
@@ -229,8 +252,12 @@ def test_a_server_that_never_answers_times_out_within_the_pool_timeout(tmp_path:
 def test_cli_hung_server_is_exit_5_timeout_within_the_default_bound(tmp_path: Path) -> None:
     root, state = fake_workspace(tmp_path, "hang")
     # default ServerPool timeout 20 s + 2 s grace; the pool's own ceiling would be 90 s
-    proc = subprocess.run([sys.executable, "-m", "sleuth", "search", "symbols:total", "--root",
-                           str(root), "--json"], capture_output=True, text=True, timeout=45)
+    proc = subprocess.run(
+        [sys.executable, "-m", "sleuth", "search", "symbols:total", "--root", str(root), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=45,
+    )
     assert proc.returncode == 5, proc.stdout + proc.stderr
     error = json.loads(proc.stdout)["error"]
     assert error["code"] == "timeout" and error["details"]["killed"] is True
@@ -239,8 +266,9 @@ def test_cli_hung_server_is_exit_5_timeout_within_the_default_bound(tmp_path: Pa
 
 
 def test_missing_server_binary_names_the_install_command(tmp_path: Path) -> None:
-    root = write_tree(tmp_path, {"a.py": SOURCE,
-                                 ".sleuth.toml": '[servers]\npython = ["/nonexistent/bin/ty"]\n'})
+    root = write_tree(
+        tmp_path, {"a.py": SOURCE, ".sleuth.toml": '[servers]\npython = ["/nonexistent/bin/ty"]\n'}
+    )
     doctor = run_cli(["doctor", "--root", str(root), "--json"])
     assert doctor.returncode == 0, doctor.stderr
     row = next(r for r in json.loads(doctor.stdout) if r["language"] == "python")
@@ -269,8 +297,9 @@ def test_no_server_process_is_left_after_the_cli_exits(name: str, tmp_path: Path
     project = PROJECTS[name]
     require_server(project)
     root = write_tree(tmp_path, project.tree)
-    proc = run_cli(["search", "symbols:total", "--navigation", "references", "--root",
-                    str(root), "--json"])
+    proc = run_cli(
+        ["search", "symbols:total", "--navigation", "references", "--root", str(root), "--json"]
+    )
     assert proc.returncode == 0, proc.stderr
     assert {m["symbol"]["precision"] for m in json.loads(proc.stdout)["matches"]} == {"semantic"}
     assert processes_in(root) == []
@@ -286,8 +315,10 @@ def test_stale_rename_is_exit_3_and_writes_nothing(tmp_path: Path) -> None:
     models = root / project.declaration
     models.write_text(models.read_text() + "\n\nTAX = 0.2\n")
     before = {p: (root / p).read_bytes() for p in project.files}
-    for args in (["rename", match["ref"]["match"], "grand_total", "--json"],
-                 ["rename", f"{match['ref']['match']}#grand_total"]):
+    for args in (
+        ["rename", match["ref"]["match"], "grand_total", "--json"],
+        ["rename", f"{match['ref']['match']}#grand_total"],
+    ):
         proc = run_cli([*args, "--root", str(root)])
         assert proc.returncode == 3, proc.stdout + proc.stderr
         if "--json" in args:
@@ -298,4 +329,5 @@ def test_stale_rename_is_exit_3_and_writes_nothing(tmp_path: Path) -> None:
             assert proc.stderr.startswith("sleuth: error[stale_reference]: ")
     assert {p: (root / p).read_bytes() for p in project.files} == before
     assert not (root / ".sleuth" / "journal").exists() or not any(
-        (root / ".sleuth" / "journal").iterdir())
+        (root / ".sleuth" / "journal").iterdir()
+    )

@@ -27,8 +27,17 @@ def test_lists_search_tool_and_answers_structured_and_text(sample_root: Path) ->
             assert "search" in tools
             schema = tools["search"].input_schema
             assert schema["required"] == ["query"]
-            assert {"path", "include", "exclude", "limit", "cursor", "context",
-                    "case_sensitive", "lang", "navigation"} <= set(schema["properties"])
+            assert {
+                "path",
+                "include",
+                "exclude",
+                "limit",
+                "cursor",
+                "context",
+                "case_sensitive",
+                "lang",
+                "navigation",
+            } <= set(schema["properties"])
 
             result = await session.call_tool("search", {"query": "get_user", "path": "src"})
             assert result.is_error is False
@@ -41,12 +50,15 @@ def test_lists_search_tool_and_answers_structured_and_text(sample_root: Path) ->
             header = lines[0].split("  ")
             assert header[0] == data["result"] and header[1] == data["mode"] == "literal"
             assert f"{data['total']} matches" in header and "complete" in header
-            parsed = [LINE.fullmatch(line) for line in lines[1:1 + len(data["matches"])]]
+            parsed = [LINE.fullmatch(line) for line in lines[1 : 1 + len(data["matches"])]]
             assert all(parsed)
             for found, match in zip(parsed, data["matches"], strict=True):
                 assert found is not None
                 assert (found["path"], int(found["line"]), int(found["col"])) == (
-                    match["path"], match["line"], match["column"])
+                    match["path"],
+                    match["line"],
+                    match["column"],
+                )
                 assert f"{header[0]}:{found['n']}:match" == match["ref"]["match"]
                 assert found["text"] == match["text"].strip()
             assert "def handler" not in _text(result)  # no context lines in the compact text
@@ -57,11 +69,13 @@ def test_lists_search_tool_and_answers_structured_and_text(sample_root: Path) ->
 def test_errors_are_tool_errors_with_spec_codes(sample_root: Path) -> None:
     async def go() -> None:
         async with mcp_session(sample_root) as session:
-            cases = [({"query": "regex:foo("}, "invalid_query"),
-                     ({"query": ""}, "invalid_query"),
-                     ({"query": "x", "path": "/etc"}, "invalid_path"),
-                     ({"query": "x", "path": "missing.py"}, "not_found"),
-                     ({"query": "x", "limit": "lots"}, "invalid_query")]
+            cases = [
+                ({"query": "regex:foo("}, "invalid_query"),
+                ({"query": ""}, "invalid_query"),
+                ({"query": "x", "path": "/etc"}, "invalid_path"),
+                ({"query": "x", "path": "missing.py"}, "not_found"),
+                ({"query": "x", "limit": "lots"}, "invalid_query"),
+            ]
             for arguments, code in cases:
                 result = await session.call_tool("search", arguments)
                 assert result.is_error is True, arguments
@@ -91,7 +105,8 @@ def test_zero_hits_and_paging_through_one_server(sample_root: Path) -> None:
             cursor = first.structured_content["next_cursor"]
             assert cursor and _text(first).splitlines()[-1] == f"next_cursor: {cursor}"
             second = await session.call_tool(
-                "search", {"query": "get_user", "limit": 2, "cursor": cursor})
+                "search", {"query": "get_user", "limit": 2, "cursor": cursor}
+            )
             assert [m["n"] for m in second.structured_content["matches"]] == [3, 4]
             assert second.structured_content["result"] == first.structured_content["result"]
 
@@ -99,8 +114,12 @@ def test_zero_hits_and_paging_through_one_server(sample_root: Path) -> None:
 
 
 def test_bad_root_fails_fast(tmp_path: Path) -> None:
-    proc = subprocess.run([sys.executable, "-m", "sleuth", "mcp", "--root",
-                           str(tmp_path / "nope")], capture_output=True, text=True,
-                          stdin=subprocess.DEVNULL, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "sleuth", "mcp", "--root", str(tmp_path / "nope")],
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=120,
+    )
     assert proc.returncode in (2, 4)
     assert proc.stderr.startswith("sleuth: error[")

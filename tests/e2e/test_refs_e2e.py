@@ -95,10 +95,13 @@ def test_match_ref_read_in_another_process_is_exactly_the_match(
         data = read(root, match["ref"]["match"])
         (rng,) = data["ranges"]
         assert (rng["path"], rng["line"], rng["end_line"]) == (
-            match["path"], match["line"], match["end_line"])
+            match["path"],
+            match["line"],
+            match["end_line"],
+        )
         assert (rng["start_byte"], rng["end_byte"]) == (match["start_byte"], match["end_byte"])
         assert rng["text"] == "foo"
-        raw = file_bytes(root, rng["path"])[rng["start_byte"]:rng["end_byte"]]
+        raw = file_bytes(root, rng["path"])[rng["start_byte"] : rng["end_byte"]]
         assert raw.decode() == rng["text"]
         assert data["refreshed"] is False and data["complete"] is True
     line = read(root, f"{result['result']}:2:line")
@@ -114,7 +117,9 @@ def test_line_ref_of_multiline_regex_is_the_whole_lines(make_workspace: MakeWork
     assert spans(read(root, f"{rid}:1:match")) == [("m.py", 1, 2, "foo(\n    bar")]
     assert spans(read(root, f"{rid}:2:line")) == [("m.py", 4, 5, "y = foo(\n        bar, baz)")]
     assert spans(read(root, f"{rid}:all:line")) == [
-        ("m.py", 1, 2, "a = foo(\n    bar)"), ("m.py", 4, 5, "y = foo(\n        bar, baz)")]
+        ("m.py", 1, 2, "a = foo(\n    bar)"),
+        ("m.py", 4, 5, "y = foo(\n        bar, baz)"),
+    ]
 
 
 def test_all_match_covers_every_page(make_workspace: MakeWorkspace) -> None:
@@ -145,7 +150,11 @@ def test_changed_file_single_refs_stale_all_refs_refresh(make_workspace: MakeWor
     result = ok(root, "search", "foo")
     rid = result["result"]
     assert [(m["n"], m["path"], m["line"]) for m in result["matches"]] == [
-        (1, "a.txt", 2), (2, "a.txt", 4), (3, "a.txt", 6), (4, "b.txt", 1)]
+        (1, "a.txt", 2),
+        (2, "a.txt", 4),
+        (3, "a.txt", 6),
+        (4, "b.txt", 1),
+    ]
 
     # One byte changes, far from any match.
     (root / "a.txt").write_bytes(file_bytes(root, "a.txt").replace(b"alpha", b"alphA"))
@@ -164,10 +173,16 @@ def test_changed_file_single_refs_stale_all_refs_refresh(make_workspace: MakeWor
     data = read(root, f"{rid}:all:match")
     assert data["refreshed"] is True
     assert [(r["path"], r["line"], r["text"]) for r in data["ranges"]] == [
-        ("a.txt", 2, "foo"), ("a.txt", 5, "foo"), ("b.txt", 1, "foo")]
+        ("a.txt", 2, "foo"),
+        ("a.txt", 5, "foo"),
+        ("b.txt", 1, "foo"),
+    ]
     raw = file_bytes(root, "a.txt")
-    assert all(raw[r["start_byte"]:r["end_byte"]] == b"foo"
-               for r in data["ranges"] if r["path"] == "a.txt")
+    assert all(
+        raw[r["start_byte"] : r["end_byte"]] == b"foo"
+        for r in data["ranges"]
+        if r["path"] == "a.txt"
+    )
     lines = read(root, f"{rid}:all:line")
     assert lines["refreshed"] is True
     assert [r["text"] for r in lines["ranges"]] == ["foo one", "foo two", "foo b"]
@@ -184,7 +199,9 @@ def test_search_inside_a_read_window_finds_only_its_lines(make_workspace: MakeWo
     inside = ok(root, "search", "foo", "--path", window["result"])
     assert inside["total"] == 2
     assert [(m["path"], m["line"], m["text"]) for m in inside["matches"]] == [
-        ("l.txt", 3, "l3 foo"), ("l.txt", 4, "l4 foo")]
+        ("l.txt", 3, "l3 foo"),
+        ("l.txt", 4, "l4 foo"),
+    ]
     assert ok(root, "search", "regex:l[0-9]", "--path", window["result"])["total"] == 2
     assert ok(root, "search", "regex:l[15-7] ", "--path", window["result"])["total"] == 0
 
@@ -198,7 +215,11 @@ def test_search_inside_sparse_selection_never_searches_the_gaps(
     scope = f"{result['result']}:all:line"
     selected = read(root, scope)
     assert [(r["line"], r["text"]) for r in selected["ranges"]] == [
-        (1, "call("), (3, "end)"), (5, "call("), (6, "end)")]
+        (1, "call("),
+        (3, "end)"),
+        (5, "call("),
+        (6, "end)"),
+    ]
 
     def total(query: str, path: str = "/") -> int:
         found = ok(root, "search", query, "--path", path)
@@ -223,9 +244,7 @@ def test_search_inside_sparse_selection_never_searches_the_gaps(
 
 
 @pytest.mark.parametrize("verb", ["read", "search", "select"])
-def test_forged_truncated_and_unknown_references(
-    make_workspace: MakeWorkspace, verb: str
-) -> None:
+def test_forged_truncated_and_unknown_references(make_workspace: MakeWorkspace, verb: str) -> None:
     root = make_workspace(FOO)
     other = make_workspace({"o.txt": "foo in another workspace\n"})
     rid = ok(root, "search", "foo")["result"]
@@ -247,8 +266,11 @@ def test_forged_truncated_and_unknown_references(
         (f"{foreign}:all:match", "not_found", 4),
         (foreign, "not_found", 4),
     ]
-    single = [("SEARCH#0badf00d:1:line", "not_found", 4), (f"{foreign}:1:match", "not_found", 4),
-              (f"{rid}:999:line", "not_found", 4)]
+    single = [
+        ("SEARCH#0badf00d:1:line", "not_found", 4),
+        (f"{foreign}:1:match", "not_found", 4),
+        (f"{rid}:999:line", "not_found", 4),
+    ]
     if verb == "select":  # select wants a whole result: any single-match form is refused first
         cases += [(ref, "invalid_query", 2) for ref, _, _ in single]
     else:
@@ -299,9 +321,9 @@ def test_select_then_read_gives_exactly_the_selected_matches(
     assert rid.startswith("RESULT#")
     again = read(root, rid)
     assert again["ranges"] == selection["ranges"]
-    assert [(r["path"], r["line"], r["start_byte"], r["end_byte"], r["text"])
-            for r in again["ranges"]] == [
-        (m["path"], m["line"], m["start_byte"], m["end_byte"], "foo") for m in picked]
+    assert [
+        (r["path"], r["line"], r["start_byte"], r["end_byte"], r["text"]) for r in again["ranges"]
+    ] == [(m["path"], m["line"], m["start_byte"], m["end_byte"], "foo") for m in picked]
     # Whole lines when selecting from the :line form, and items of a RESULT# by position.
     lines = ok(root, "select", f"{result['result']}:all:line", "2", "4")
     assert [r["text"] for r in lines["ranges"]] == ["foo two", "foo b"]
@@ -311,12 +333,15 @@ def test_select_then_read_gives_exactly_the_selected_matches(
     assert ok(root, "search", "foo", "--path", rid)["total"] == 2
 
 
-@pytest.mark.parametrize("args", [
-    ["search", "foo AND one"],
-    ["search", "foo OR bar"],
-    ["search", "foo", "--include", "*.txt"],
-    ["search", "foo", "--exclude", "b.txt"],
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["search", "foo AND one"],
+        ["search", "foo OR bar"],
+        ["search", "foo", "--include", "*.txt"],
+        ["search", "foo", "--exclude", "b.txt"],
+    ],
+)
 def test_boolean_or_include_exclude_on_a_reference_scope_is_unsupported(
     make_workspace: MakeWorkspace, args: list[str]
 ) -> None:
@@ -364,16 +389,19 @@ def test_references_cross_between_cli_and_mcp(make_workspace: MakeWorkspace) -> 
             found = await session.call_tool("search", {"query": r"regex:foo\(\n\s+bar"})
             assert found.is_error is False
             mcp_rid = found.structured_content["result"]
-            picked = await session.call_tool("select", {"ref": f"{mcp_rid}:all:line",
-                                                        "items": [2]})
+            picked = await session.call_tool("select", {"ref": f"{mcp_rid}:all:line", "items": [2]})
             assert picked.is_error is False
             assert _mcp_text(picked).splitlines()[1:] == [
-                "m.py:4| y = foo(", "m.py:5|         bar, baz)"]
+                "m.py:4| y = foo(",
+                "m.py:5|         bar, baz)",
+            ]
 
             # Bad references are tool errors with SPEC codes, and the server carries on.
-            for arguments, code in [({"target": "SEARCH#zz"}, "invalid_query"),
-                                    ({"target": "RESULT#deadbeef"}, "not_found"),
-                                    ({"target": f"{mcp_rid}:9:line"}, "not_found")]:
+            for arguments, code in [
+                ({"target": "SEARCH#zz"}, "invalid_query"),
+                ({"target": "RESULT#deadbeef"}, "not_found"),
+                ({"target": f"{mcp_rid}:9:line"}, "not_found"),
+            ]:
                 bad = await session.call_tool("read", arguments)
                 assert bad.is_error is True
                 assert bad.structured_content["error"]["code"] == code
@@ -402,8 +430,12 @@ def test_references_cross_between_cli_and_mcp(make_workspace: MakeWorkspace) -> 
 
 def test_cli_never_prints_a_traceback_for_odd_targets(make_workspace: MakeWorkspace) -> None:
     root = make_workspace(FOO)
-    for target, code in [("missing.txt", "not_found"), ("/etc/passwd", "invalid_path"),
-                         ("../x", "invalid_path"), (".", "invalid_path")]:
+    for target, code in [
+        ("missing.txt", "not_found"),
+        ("/etc/passwd", "invalid_path"),
+        ("../x", "invalid_path"),
+        (".", "invalid_path"),
+    ]:
         proc: subprocess.CompletedProcess[str] = run_cli(["read", target, "--root", str(root)])
         assert proc.returncode in (2, 4)
         assert proc.stderr.startswith(f"sleuth: error[{code}]: "), proc.stderr

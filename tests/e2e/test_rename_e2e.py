@@ -42,11 +42,23 @@ from tests.e2e.test_symbols_e2e import (
     write_tree,
 )
 
-RENAME_KEYS = {"result", "source", "refreshed", "complete", "ranges", "changed", "diff",
-               "untouched"}
+RENAME_KEYS = {
+    "result",
+    "source",
+    "refreshed",
+    "complete",
+    "ranges",
+    "changed",
+    "diff",
+    "untouched",
+}
 WORD_RE = re.compile(rf"(?<![\w$]){WORD}(?![\w$])")
-STYLE = {"ty": ("json", "two"), "jedi": ("human", "hash"), "typescript": ("json", "hash"),
-         "c": ("human", "two")}
+STYLE = {
+    "ty": ("json", "two"),
+    "jedi": ("human", "hash"),
+    "typescript": ("json", "hash"),
+    "c": ("human", "two"),
+}
 """Per project: the output form of the CLI calls and the rename spelling (REF NEW / REF#NEW)."""
 
 
@@ -87,21 +99,39 @@ def run_project_tests(project: Project, root: Path, out: Path) -> subprocess.Com
     if project.language == "typescript":
         tsc = find_binary("tsc")
         assert tsc is not None, "tsc 7 is not installed: run scripts/install_tools.sh"
-        built = subprocess.run([tsc, "-p", "tsconfig.json", "--outDir", str(out)], cwd=root,
-                               env=env, capture_output=True, text=True, timeout=120)
+        built = subprocess.run(
+            [tsc, "-p", "tsconfig.json", "--outDir", str(out)],
+            cwd=root,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         if built.returncode != 0:
             return built
-        return subprocess.run(["node", str(out / "shop.test.js")], cwd=root, env=env,
-                              capture_output=True, text=True, timeout=120)
+        return subprocess.run(
+            ["node", str(out / "shop.test.js")],
+            cwd=root,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
     binary = out / "test_cart"
     sources = sorted(p for p in project.files if p.endswith(".c"))
-    built = subprocess.run(["gcc", "-std=c99", "-Wall", "-Werror", "-Isrc", *sources, "-o",
-                            str(binary)], cwd=root, env=env, capture_output=True, text=True,
-                           timeout=120)
+    built = subprocess.run(
+        ["gcc", "-std=c99", "-Wall", "-Werror", "-Isrc", *sources, "-o", str(binary)],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     if built.returncode != 0:
         return built
-    return subprocess.run([str(binary)], cwd=root, env=env, capture_output=True, text=True,
-                          timeout=120)
+    return subprocess.run(
+        [str(binary)], cwd=root, env=env, capture_output=True, text=True, timeout=120
+    )
 
 
 def declaration_ref(project: Project, root: Path, form: str) -> str:
@@ -117,9 +147,15 @@ def declaration_ref(project: Project, root: Path, form: str) -> str:
     lines = proc.stdout.splitlines()
     result = lines[0].split()[0]
     assert re.fullmatch(r"SEARCH#[0-9a-f]+", result), lines[0]
-    found = [re.match(r"#(\d+) ", line) for line in lines
-             if re.fullmatch(rf"#\d+ {re.escape(project.declaration)}:\d+:\d+  "
-                             rf"{project.kind} {WORD}  \[semantic\] id=[0-9a-f]{{12}}", line)]
+    found = [
+        re.match(r"#(\d+) ", line)
+        for line in lines
+        if re.fullmatch(
+            rf"#\d+ {re.escape(project.declaration)}:\d+:\d+  "
+            rf"{project.kind} {WORD}  \[semantic\] id=[0-9a-f]{{12}}",
+            line,
+        )
+    ]
     assert len(found) == 1 and found[0] is not None, proc.stdout
     return f"{result}:{found[0].group(1)}:match"
 
@@ -140,21 +176,27 @@ def test_rename_across_files_then_the_projects_own_tests_pass(name: str, tmp_pat
         assert set(data) == RENAME_KEYS
         assert (data["source"], data["complete"], data["refreshed"]) == (ref, True, False)
         assert data["changed"] == changed
-        assert [r["text"] for r in data["ranges"]] == [NEW_NAME] * len(occurrences(
-            related(project)))
+        assert [r["text"] for r in data["ranges"]] == [NEW_NAME] * len(
+            occurrences(related(project))
+        )
         assert [(u["path"], u["line"]) for u in data["untouched"]] == [
-            (p, line) for p, line, _ in unrelated]
+            (p, line) for p, line, _ in unrelated
+        ]
     else:
         proc = sleuth(root, *args)
         assert proc.returncode == 0, proc.stderr
         lines = proc.stdout.splitlines()
-        assert re.fullmatch(rf"RESULT#[0-9a-f]+ rename: {len(occurrences(related(project)))} "
-                            rf"occurrences in {len(changed)} files", lines[0])
+        assert re.fullmatch(
+            rf"RESULT#[0-9a-f]+ rename: {len(occurrences(related(project)))} "
+            rf"occurrences in {len(changed)} files",
+            lines[0],
+        )
         assert f"--- a/{project.declaration}" in lines
         at = lines.index("not renamed (text matches, review them):")
         text = project.files[project.unrelated].split("\n")
-        assert lines[at + 1:] == [f"  {p}:{line}  {text[line - 1].strip()}"
-                                  for p, line, _ in unrelated]
+        assert lines[at + 1 :] == [
+            f"  {p}:{line}  {text[line - 1].strip()}" for p, line, _ in unrelated
+        ]
     files = snapshot(root)
     for path, text in project.tree.items():
         expected = renamed.get(path, text)
@@ -181,8 +223,10 @@ def test_rename_without_a_semantic_server_writes_nothing(case: str, tmp_path: Pa
             ref = wb.search("def total", path="shop/models.py").to_json()["matches"][0]
     code, exit_code = ("unsupported", 2) if case == "ruby" else ("server_unavailable", 5)
     before = snapshot(root)
-    for args in (["rename", ref["ref"]["match"], NEW_NAME, "--json"],
-                 ["rename", f"{ref['ref']['match']}#{NEW_NAME}"]):
+    for args in (
+        ["rename", ref["ref"]["match"], NEW_NAME, "--json"],
+        ["rename", f"{ref['ref']['match']}#{NEW_NAME}"],
+    ):
         proc = sleuth(root, *args)
         assert proc.returncode == exit_code, proc.stdout + proc.stderr
         if "--json" in args:
@@ -209,9 +253,11 @@ def test_mcp_rename_and_doctor_answer_the_cli_json(tmp_path: Path) -> None:
             assert found.is_error is False
             (match,) = found.structured_content["matches"]
             assert f"function {WORD}  [semantic] id={match['symbol']['id']}" in (
-                found.content[0].text)
+                found.content[0].text
+            )
             renamed = await session.call_tool(
-                "rename", {"ref": f"{match['ref']['match']}#{NEW_NAME}"})
+                "rename", {"ref": f"{match['ref']['match']}#{NEW_NAME}"}
+            )
             doctor = await session.call_tool("doctor", {})
             return found, renamed, doctor
 
@@ -232,4 +278,9 @@ def test_mcp_rename_and_doctor_answer_the_cli_json(tmp_path: Path) -> None:
         "recovered": json.loads(sleuth(root, "doctor", "--recover", "--json").stdout)["recovered"],
     }
     assert doctor.content[0].text.splitlines()[0].split() == [
-        "language", "server", "found", "version", "install"]
+        "language",
+        "server",
+        "found",
+        "version",
+        "install",
+    ]

@@ -86,7 +86,7 @@ def summarize(values: list[int]) -> int:
         total += v
     return total
 ''',
-    "tests/test_shop.py": '''from shop.models import Cart, total
+    "tests/test_shop.py": """from shop.models import Cart, total
 from shop.report import summarize
 from shop.service import checkout, is_free, with_tax
 
@@ -103,13 +103,13 @@ def test_total_and_checkout() -> None:
 
 def test_unrelated_summary() -> None:
     assert summarize([1, 2, 3]) == 6
-''',
+""",
 }
 
 TS_FILES = {
     "tsconfig.json": '{\n  "compilerOptions": {"target": "es2020", "module": "commonjs", '
-                     '"strict": true, "rootDir": "src", "types": []},\n  "include": ["src"]\n}\n',
-    "src/models.ts": '''export class Cart {
+    '"strict": true, "rootDir": "src", "types": []},\n  "include": ["src"]\n}\n',
+    "src/models.ts": """export class Cart {
   items: Array<[string, number]> = [];
 
   add(name: string, price: number): void {
@@ -120,8 +120,8 @@ TS_FILES = {
 export function total(cart: Cart): number {
   return cart.items.reduce((sum, [, price]) => sum + price, 0);
 }
-''',
-    "src/service.ts": '''import { Cart, total } from "./models";
+""",
+    "src/service.ts": """import { Cart, total } from "./models";
 
 export function checkout(cart: Cart): string {
   return `pay ${total(cart).toFixed(2)}`;
@@ -134,16 +134,16 @@ export function isFree(cart: Cart): boolean {
 export function withTax(cart: Cart, rate: number): number {
   return total(cart) * (1 + rate);
 }
-''',
-    "src/report.ts": '''export function summarize(values: number[]): number {
+""",
+    "src/report.ts": """export function summarize(values: number[]): number {
   let total = 0;
   for (const v of values) {
     total += v;
   }
   return total;
 }
-''',
-    "src/shop.test.ts": '''import { Cart, total } from "./models";
+""",
+    "src/shop.test.ts": """import { Cart, total } from "./models";
 import { summarize } from "./report";
 import { checkout, isFree, withTax } from "./service";
 
@@ -161,11 +161,11 @@ check(!isFree(cart), "isFree");
 check(withTax(cart, 0.2) === 3, "withTax");
 check(isFree(new Cart()), "an empty cart is free");
 check(summarize([1, 2, 3]) === 6, "summarize");
-''',
+""",
 }
 
 C_FILES = {
-    "src/cart.h": '''#ifndef CART_H
+    "src/cart.h": """#ifndef CART_H
 #define CART_H
 
 struct cart {
@@ -176,8 +176,8 @@ struct cart {
 double total(const struct cart *c);
 
 #endif
-''',
-    "src/cart.c": '''#include "cart.h"
+""",
+    "src/cart.c": """#include "cart.h"
 
 double total(const struct cart *c) {
     double sum = 0;
@@ -186,8 +186,8 @@ double total(const struct cart *c) {
     }
     return sum;
 }
-''',
-    "src/service.h": '''#ifndef SERVICE_H
+""",
+    "src/service.h": """#ifndef SERVICE_H
 #define SERVICE_H
 
 #include "cart.h"
@@ -196,8 +196,8 @@ int is_free(const struct cart *c);
 double with_tax(const struct cart *c, double rate);
 
 #endif
-''',
-    "src/service.c": '''#include "service.h"
+""",
+    "src/service.c": """#include "service.h"
 
 int is_free(const struct cart *c) {
     return total(c) == 0;
@@ -206,9 +206,9 @@ int is_free(const struct cart *c) {
 double with_tax(const struct cart *c, double rate) {
     return total(c) * (1 + rate);
 }
-''',
+""",
     "src/report.h": "int summarize(const int *values, int n);\n",
-    "src/report.c": '''#include "report.h"
+    "src/report.c": """#include "report.h"
 
 int summarize(const int *values, int n) {
     int total = 0;
@@ -217,8 +217,8 @@ int summarize(const int *values, int n) {
     }
     return total;
 }
-''',
-    "tests/test_cart.c": '''#include <assert.h>
+""",
+    "tests/test_cart.c": """#include <assert.h>
 #include <stdio.h>
 
 #include "cart.h"
@@ -238,14 +238,14 @@ int main(void) {
     puts("ok");
     return 0;
 }
-''',
+""",
 }
 
 RUBY_FILES = {
     "lib/cart.rb": "class Cart\n  def initialize\n    @prices = []\n  end\n\n"
-                   "  def total\n    @prices.sum\n  end\nend\n",
+    "  def total\n    @prices.sum\n  end\nend\n",
     "lib/service.rb": "require_relative 'cart'\n\ndef checkout(cart)\n"
-                      "  \"pay #{cart.total}\"\nend\n",
+    '  "pay #{cart.total}"\nend\n',
 }
 
 JEDI_CONFIG = '[tool.sleuth.servers]\npython = ["jedi-language-server"]\n'
@@ -278,25 +278,47 @@ class Project:
 
 PROJECTS: dict[str, Project] = {
     "ty": Project(
-        "ty", "python", "ty", PY_FILES, "shop/models.py", "shop/report.py", "function",
+        "ty",
+        "python",
+        "ty",
+        PY_FILES,
+        "shop/models.py",
+        "shop/report.py",
+        "function",
         'def total(cart: Cart) -> float:\n    """Sum of the prices in ``cart``."""\n'
         "    return sum(price for _, price in cart.items)",
     ),
     "jedi": Project(
-        "jedi", "python", "jedi-language-server", PY_FILES, "shop/models.py", "shop/report.py",
+        "jedi",
+        "python",
+        "jedi-language-server",
+        PY_FILES,
+        "shop/models.py",
+        "shop/report.py",
         "function",
         'def total(cart: Cart) -> float:\n    """Sum of the prices in ``cart``."""\n'
         "    return sum(price for _, price in cart.items)",
         config={"pyproject.toml": JEDI_CONFIG},
     ),
     "typescript": Project(
-        "typescript", "typescript", "tsc", TS_FILES, "src/models.ts", "src/report.ts",
+        "typescript",
+        "typescript",
+        "tsc",
+        TS_FILES,
+        "src/models.ts",
+        "src/report.ts",
         "function",
         "export function total(cart: Cart): number {\n"
         "  return cart.items.reduce((sum, [, price]) => sum + price, 0);\n}",
     ),
     "c": Project(
-        "c", "c", "clangd", C_FILES, "src/cart.c", "src/report.c", "function",
+        "c",
+        "c",
+        "clangd",
+        C_FILES,
+        "src/cart.c",
+        "src/report.c",
+        "function",
         "double total(const struct cart *c) {\n    double sum = 0;\n"
         "    for (int i = 0; i < c->count; i++) {\n        sum += c->prices[i];\n    }\n"
         "    return sum;\n}",
@@ -361,8 +383,11 @@ def project(
 
 def declaration_of(project: Project, data: dict[str, Any]) -> dict[str, Any]:
     """The one match that declares the function ``total``."""
-    found = [m for m in data["matches"] if m["symbol"]["kind"] != "reference"
-             and m["path"] == project.declaration]
+    found = [
+        m
+        for m in data["matches"]
+        if m["symbol"]["kind"] != "reference" and m["path"] == project.declaration
+    ]
     assert len(found) == 1, data["matches"]
     return found[0]
 
@@ -382,20 +407,33 @@ def test_declaration_is_semantic_with_kind_container_id_and_range(
     assert (data["mode"], data["complete"], data["fallback"]) == ("symbols", True, None)
     match = declaration_of(spec, data)
     symbol = match["symbol"]
-    line = next(n for n, text in enumerate(spec.files[spec.declaration].split("\n"), 1)
-                if spec.body.split("\n")[0] in text)
+    line = next(
+        n
+        for n, text in enumerate(spec.files[spec.declaration].split("\n"), 1)
+        if spec.body.split("\n")[0] in text
+    )
     assert (match["line"], match["end_line"]) == (line, line)
-    assert spec.files[spec.declaration].split("\n")[line - 1][match["column"] - 1:].startswith(
-        "total(")
+    assert (
+        spec.files[spec.declaration]
+        .split("\n")[line - 1][match["column"] - 1 :]
+        .startswith("total(")
+    )
     assert match["end_column"] - match["column"] == len(WORD)
     assert {k: symbol[k] for k in ("name", "kind", "container", "precision")} == {
-        "name": WORD, "kind": spec.kind, "container": None, "precision": "semantic"}
+        "name": WORD,
+        "kind": spec.kind,
+        "container": None,
+        "precision": "semantic",
+    }
     assert re.fullmatch(r"[0-9a-f]{12}", symbol["id"])
     rng = symbol["range"]
     assert (rng["path"], rng["line"], rng["end_line"]) == (
-        spec.declaration, line, line + spec.body.count("\n"))
+        spec.declaration,
+        line,
+        line + spec.body.count("\n"),
+    )
     data_bytes = (root / spec.declaration).read_bytes()
-    assert data_bytes[rng["start_byte"]:rng["end_byte"]].decode() == spec.body
+    assert data_bytes[rng["start_byte"] : rng["end_byte"]].decode() == spec.body
     # every declaration listed is the function's, or one in the unrelated file with its own id
     for other in data["matches"]:
         assert other["symbol"]["precision"] == "semantic"
@@ -410,9 +448,13 @@ def test_references_are_exactly_the_functions_across_files(
     data = wb.search("symbols:total", navigation="references").to_json()
     assert data["complete"] is True and data["next_cursor"] is None
     decl_id = declaration_of(spec, data)["symbol"]["id"]
-    tied = {(m["path"], m["line"], m["column"]) for m in data["matches"]
-            if m["symbol"].get("id") == decl_id or m["symbol"].get("reference_of") == decl_id
-            or decl_id in (m["symbol"].get("candidates") or ())}
+    tied = {
+        (m["path"], m["line"], m["column"])
+        for m in data["matches"]
+        if m["symbol"].get("id") == decl_id
+        or m["symbol"].get("reference_of") == decl_id
+        or decl_id in (m["symbol"].get("candidates") or ())
+    }
     # every occurrence of the function's name, in every related file (imports and header
     # prototypes included), and none of the unrelated local variable
     assert tied == occurrences(related(spec))
@@ -473,7 +515,8 @@ def test_without_a_server_answers_are_syntactic(
     assert decls and {m["symbol"]["precision"] for m in data["matches"]} == {"syntactic"}
     if case == "ruby":
         assert [(m["path"], m["line"], m["symbol"]["container"]) for m in decls] == [
-            ("lib/cart.rb", 6, "Cart")]
+            ("lib/cart.rb", 6, "Cart")
+        ]
         refs = [(m["path"], m["line"]) for m in data["matches"] if m not in decls]
         assert refs == [("lib/service.rb", 4)]
     else:
@@ -485,9 +528,13 @@ def test_a_configured_server_that_is_missing_is_server_unavailable(tmp_path: Pat
     with Workbench(root) as wb:
         with pytest.raises(ServerUnavailable) as excinfo:
             wb.search("symbols:total")
-        assert excinfo.value.details["install"] == "install no-such-server, or fix " \
+        assert (
+            excinfo.value.details["install"] == "install no-such-server, or fix "
             "[tool.sleuth.servers] python"
-        assert wb.search("ast:def total($$$A) -> float: $$$B").to_json()["total"] == 1  # no server needed
+        )
+        assert (
+            wb.search("ast:def total($$$A) -> float: $$$B").to_json()["total"] == 1
+        )  # no server needed
 
 
 def test_a_mixed_tree_keeps_semantic_answers_for_the_served_language(tmp_path: Path) -> None:
@@ -501,8 +548,11 @@ def test_a_mixed_tree_keeps_semantic_answers_for_the_served_language(tmp_path: P
     for m in data["matches"]:
         by_file.setdefault(m["path"].rsplit(".", 1)[-1], set()).add(m["symbol"]["precision"])
     assert by_file == {"py": {"semantic"}, "rb": {"syntactic"}}
-    py_decls = [m for m in data["matches"]
-                if m["path"].endswith(".py") and m["symbol"]["kind"] != "reference"]
+    py_decls = [
+        m
+        for m in data["matches"]
+        if m["path"].endswith(".py") and m["symbol"]["kind"] != "reference"
+    ]
     assert [(m["path"], m["line"]) for m in py_decls] == [("shop/models.py", 16)]
 
 
@@ -511,9 +561,11 @@ def test_tsx_files_are_served_by_the_typescript_server(tmp_path: Path) -> None:
     component file still gets semantic answers, including the use inside the ``.tsx`` file."""
     project = PROJECTS["typescript"]
     require_server(project)
-    view = ('import { Cart, total } from "./models";\n\n'
-            "export function Total(props: { cart: Cart }) {\n"
-            "  return <span>{total(props.cart)}</span>;\n}\n")
+    view = (
+        'import { Cart, total } from "./models";\n\n'
+        "export function Total(props: { cart: Cart }) {\n"
+        "  return <span>{total(props.cart)}</span>;\n}\n"
+    )
     tree = dict(project.tree)
     tree["src/view.tsx"] = view
     if "tsconfig.json" in tree:

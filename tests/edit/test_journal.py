@@ -32,8 +32,14 @@ from tests.conftest import MakeWorkspace
 
 OLD = {f"d{i}/f{i}.py": f"value_{i} = 'old'\n".encode() for i in range(3)}
 NEW = {path: data.replace(b"old", b"new") for path, data in OLD.items()}
-POINTS = ["before-manifest", "after-manifest", "after-file-0", "after-file-1", "after-file-2",
-          "after-commit"]
+POINTS = [
+    "before-manifest",
+    "after-manifest",
+    "after-file-0",
+    "after-file-1",
+    "after-file-2",
+    "after-commit",
+]
 
 CHILD = """
 import sys
@@ -70,8 +76,12 @@ def changes_for(ws: Workspace, paths: list[str]) -> list[FileChange]:
 
 def crash_at(root: Path, point: str) -> None:
     """Run a three-file commit in a child process killed (SIGKILL) at ``point``."""
-    proc = subprocess.run([sys.executable, "-c", CHILD, str(root), *OLD], capture_output=True,
-                          env={**os.environ, "SLEUTH_CRASH_AT": point}, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-c", CHILD, str(root), *OLD],
+        capture_output=True,
+        env={**os.environ, "SLEUTH_CRASH_AT": point},
+        timeout=120,
+    )
     assert proc.returncode == -signal.SIGKILL, proc.stderr.decode()
 
 
@@ -102,8 +112,9 @@ def test_commit_lists_every_stale_file_and_writes_nothing(make_workspace: MakeWo
 
 
 @pytest.mark.parametrize("point", POINTS)
-def test_a_crash_at_each_point_ends_all_old_or_all_new(make_workspace: MakeWorkspace,
-                                                       point: str) -> None:
+def test_a_crash_at_each_point_ends_all_old_or_all_new(
+    make_workspace: MakeWorkspace, point: str
+) -> None:
     root = make_workspace(dict(OLD))
     os.chmod(root / "d2/f2.py", 0o755)
     crash_at(root, point)

@@ -91,19 +91,21 @@ def texts(answer: dict[str, Any]) -> list[tuple[str, str]]:
 
 def read_back(wb: Workbench, result: str) -> list[tuple[str, int, int, str]]:
     """What a ``RESULT#`` selects now: (path, start_byte, end_byte, text) per range."""
-    return [(r["path"], r["start_byte"], r["end_byte"], r["text"])
-            for r in wb.read(result).to_json()["ranges"]]
+    return [
+        (r["path"], r["start_byte"], r["end_byte"], r["text"])
+        for r in wb.read(result).to_json()["ranges"]
+    ]
 
 
 def check_answer(root: Path, wb: Workbench, answer: dict[str, Any]) -> None:
     """The answer's ranges are exactly the resulting bytes, and its RESULT# reads them back."""
-    assert set(answer) >= {"result", "source", "refreshed", "complete", "ranges", "changed",
-                           "diff"}
+    assert set(answer) >= {"result", "source", "refreshed", "complete", "ranges", "changed", "diff"}
     for r in answer["ranges"]:
         data = (root / r["path"]).read_bytes()
-        assert data[r["start_byte"]:r["end_byte"]].decode("utf-8", "replace") == r["text"]
+        assert data[r["start_byte"] : r["end_byte"]].decode("utf-8", "replace") == r["text"]
     assert read_back(wb, answer["result"]) == [
-        (r["path"], r["start_byte"], r["end_byte"], r["text"]) for r in answer["ranges"]]
+        (r["path"], r["start_byte"], r["end_byte"], r["text"]) for r in answer["ranges"]
+    ]
 
 
 # --- every operation, exact bytes ------------------------------------------------------------
@@ -116,21 +118,32 @@ def test_replace_one_match(bench: Bench) -> None:
     assert (root / "app.py").read_bytes() == b"a = get_user(1)\nb = fetch_user(2)\n"
     assert snapshot(root)["other.py"] == before["other.py"]
     assert answer["changed"] == ["app.py"]
-    assert answer["ranges"] == [{"path": "app.py", "line": 2, "end_line": 2, "start_byte": 20,
-                                 "end_byte": 33, "text": "fetch_user(2)"}]
+    assert answer["ranges"] == [
+        {
+            "path": "app.py",
+            "line": 2,
+            "end_line": 2,
+            "start_byte": 20,
+            "end_byte": 33,
+            "text": "fetch_user(2)",
+        }
+    ]
     assert answer["diff"] == (
         "--- a/app.py\n+++ b/app.py\n@@ -1,2 +1,2 @@\n a = get_user(1)\n-b = get_user(2)\n"
-        "+b = fetch_user(2)\n")
+        "+b = fetch_user(2)\n"
+    )
     check_answer(root, wb, answer)
 
 
 def test_replace_all_matches_over_several_files(bench: Bench) -> None:
-    root, wb = bench({
-        "a.py": "old_name()\nx = old_name\n",
-        "pkg/b.py": "def f():\n    return old_name(old_name)\n",
-        "c.txt": "no match here\n",
-        "d.md": "see `old_name`",
-    })
+    root, wb = bench(
+        {
+            "a.py": "old_name()\nx = old_name\n",
+            "pkg/b.py": "def f():\n    return old_name(old_name)\n",
+            "c.txt": "no match here\n",
+            "d.md": "see `old_name`",
+        }
+    )
     data = search(wb, "old_name")
     assert data["total"] == 5
     answer = wb.replace(data["all"]["match"], "new_name").to_json()
@@ -139,8 +152,10 @@ def test_replace_all_matches_over_several_files(bench: Bench) -> None:
     assert (root / "d.md").read_bytes() == b"see `new_name`"
     assert (root / "c.txt").read_bytes() == b"no match here\n"
     assert answer["changed"] == ["a.py", "d.md", "pkg/b.py"]
-    assert texts(answer) == [("a.py", "new_name")] * 2 + [("d.md", "new_name")] + [
-        ("pkg/b.py", "new_name")] * 2
+    assert (
+        texts(answer)
+        == [("a.py", "new_name")] * 2 + [("d.md", "new_name")] + [("pkg/b.py", "new_name")] * 2
+    )
     assert answer["refreshed"] is False
     check_answer(root, wb, answer)
 
@@ -157,7 +172,8 @@ def test_replace_the_name_capture_of_an_ast_match(bench: Bench) -> None:
     assert [m["captures"]["F"]["text"] for m in data["matches"]] == ["load", "save"]
     answer = wb.replace(data["matches"][0]["captures"]["F"]["ref"], "read_file").to_json()
     assert (root / "m.py").read_bytes() == (
-        b"def read_file(path, mode='r'):\n    return open(path, mode)\n\n\nx = load('a')\n")
+        b"def read_file(path, mode='r'):\n    return open(path, mode)\n\n\nx = load('a')\n"
+    )
     assert (root / "n.py").read_bytes() == FUNCS["n.py"].encode()
     assert texts(answer) == [("m.py", "read_file")]
     check_answer(root, wb, answer)
@@ -172,18 +188,23 @@ def test_replace_a_multi_node_capture_keeps_its_punctuation_inside(bench: Bench)
     assert (root / "m.py").read_bytes().startswith(b"def load(path, *, mode='rb'):\n")
 
 
-@pytest.mark.parametrize(("where", "text", "expected", "inserted"), [
-    ("before", "# new\n", b"a = 1\n# new\nb = 2\nc = 3\n", "# new\n"),
-    ("after", "  # note", b"a = 1\nb = 2  # note\nc = 3\n", "  # note"),
-    ("after", "\nb2 = 2", b"a = 1\nb = 2\nb2 = 2\nc = 3\n", "\nb2 = 2"),
-])
-def test_insert_before_and_after_a_line(bench: Bench, where: str, text: str, expected: bytes,
-                                        inserted: str) -> None:
+@pytest.mark.parametrize(
+    ("where", "text", "expected", "inserted"),
+    [
+        ("before", "# new\n", b"a = 1\n# new\nb = 2\nc = 3\n", "# new\n"),
+        ("after", "  # note", b"a = 1\nb = 2  # note\nc = 3\n", "  # note"),
+        ("after", "\nb2 = 2", b"a = 1\nb = 2\nb2 = 2\nc = 3\n", "\nb2 = 2"),
+    ],
+)
+def test_insert_before_and_after_a_line(
+    bench: Bench, where: str, text: str, expected: bytes, inserted: str
+) -> None:
     """Text goes exactly at the edge of the selected line: before its first character, or after
     its last one (before its line break)."""
     root, wb = bench({"a.py": "a = 1\nb = 2\nc = 3\n"})
-    answer = wb.insert(ref(wb, "b = 2", unit="line"), text,
-                       where="after" if where == "after" else "before").to_json()
+    answer = wb.insert(
+        ref(wb, "b = 2", unit="line"), text, where="after" if where == "after" else "before"
+    ).to_json()
     assert (root / "a.py").read_bytes() == expected
     assert texts(answer) == [("a.py", inserted)]
     check_answer(root, wb, answer)
@@ -200,8 +221,9 @@ def test_delete_a_line_removes_it_with_its_line_break(bench: Bench) -> None:
     root, wb = bench({"a.py": "keep1\ndrop me\nkeep2\n"})
     answer = wb.delete(ref(wb, "drop", unit="line")).to_json()
     assert (root / "a.py").read_bytes() == b"keep1\nkeep2\n"
-    assert answer["ranges"] == [{"path": "a.py", "line": 2, "end_line": 2, "start_byte": 6,
-                                 "end_byte": 6, "text": ""}]
+    assert answer["ranges"] == [
+        {"path": "a.py", "line": 2, "end_line": 2, "start_byte": 6, "end_byte": 6, "text": ""}
+    ]
     check_answer(root, wb, answer)
 
 
@@ -217,8 +239,9 @@ def test_delete_a_match_leaves_the_rest_of_the_line(bench: Bench) -> None:
     root, wb = bench({"a.py": "total = price + tax + fee\n"})
     answer = wb.delete(ref(wb, " + tax")).to_json()
     assert (root / "a.py").read_bytes() == b"total = price + fee\n"
-    assert answer["ranges"] == [{"path": "a.py", "line": 1, "end_line": 1, "start_byte": 13,
-                                 "end_byte": 13, "text": ""}]
+    assert answer["ranges"] == [
+        {"path": "a.py", "line": 1, "end_line": 1, "start_byte": 13, "end_byte": 13, "text": ""}
+    ]
 
 
 def test_copy_a_line_to_path_line(bench: Bench) -> None:
@@ -250,8 +273,12 @@ def test_copy_a_match_to_a_reference(bench: Bench) -> None:
 
 
 def test_move_lines_across_files(bench: Bench) -> None:
-    root, wb = bench({"a.py": "import os\ndef helper():\n    return 1\nx = 2\n",
-                      "b.py": "import sys\n\nmain()\n"})
+    root, wb = bench(
+        {
+            "a.py": "import os\ndef helper():\n    return 1\nx = 2\n",
+            "b.py": "import sys\n\nmain()\n",
+        }
+    )
     data = search(wb, "regex:def helper\\(\\):\\n    return 1")
     answer = wb.move(data["matches"][0]["ref"]["line"], to="b.py:2").to_json()
     assert (root / "a.py").read_bytes() == b"import os\nx = 2\n"
@@ -273,12 +300,18 @@ def test_move_within_one_file(bench: Bench) -> None:
 def test_edit_result_is_a_scope_and_can_be_edited_again(bench: Bench) -> None:
     root, wb = bench({"a.py": "v = old(1)\nold(2)\n", "b.py": "w = old(3)\n"})
     first = wb.replace(search(wb, "old(")["all"]["match"], "mid(").to_json()
-    assert read_back(wb, first["result"]) == [("a.py", 4, 8, "mid("), ("a.py", 11, 15, "mid("),
-                                              ("b.py", 4, 8, "mid(")]
+    assert read_back(wb, first["result"]) == [
+        ("a.py", 4, 8, "mid("),
+        ("a.py", 11, 15, "mid("),
+        ("b.py", 4, 8, "mid("),
+    ]
     # as a scope: only its exact ranges are searched
     scoped = search(wb, "regex:i", path=first["result"])
     assert [(m["path"], m["start_byte"]) for m in scoped["matches"]] == [
-        ("a.py", 5), ("a.py", 12), ("b.py", 5)]
+        ("a.py", 5),
+        ("a.py", 12),
+        ("b.py", 5),
+    ]
     # and as the reference of a further edit
     second = wb.replace(first["result"], "new(").to_json()
     assert (root / "a.py").read_bytes() == b"v = new(1)\nnew(2)\n"
@@ -304,8 +337,12 @@ def test_older_references_into_changed_files_go_stale(bench: Bench) -> None:
     other = ref(wb, "g(1)")
     wb.replace(data["matches"][0]["ref"]["match"], "h(x)")
     after = (root / "a.py").read_bytes()
-    for old in (data["matches"][1]["ref"]["match"], data["matches"][0]["ref"]["line"],
-                captures["B"]["ref"], captures["F"]["ref"]):
+    for old in (
+        data["matches"][1]["ref"]["match"],
+        data["matches"][0]["ref"]["line"],
+        captures["B"]["ref"],
+        captures["F"]["ref"],
+    ):
         with pytest.raises(StaleReference) as info:
             wb.replace(old, "zzz")
         assert info.value.details["files"] == ["a.py"]
@@ -338,8 +375,9 @@ CHANGES: dict[str, Callable[[bytes], bytes]] = {
 @pytest.mark.parametrize("change", sorted(CHANGES))
 @pytest.mark.parametrize("operation", sorted(OPERATIONS))
 @pytest.mark.parametrize("unit", ["match", "line"])
-def test_every_operation_refuses_a_stale_reference(bench: Bench, operation: str, change: str,
-                                                   unit: str) -> None:
+def test_every_operation_refuses_a_stale_reference(
+    bench: Bench, operation: str, change: str, unit: str
+) -> None:
     root, wb = bench(STALE)
     reference = ref(wb, "beta = 2", unit=unit)
     target = root / "a.py"
@@ -433,7 +471,8 @@ def test_crlf_file_stays_crlf_with_multi_line_text(bench: Bench) -> None:
     assert (root / "w.py").read_bytes() == b"a = 1\r\n# one\r\n# two\r\nb = 2\r\nc = 3\r\n"
     answer = wb.replace(ref(wb, "c = 3"), "c = (\n    3\n)").to_json()
     assert (root / "w.py").read_bytes() == (
-        b"a = 1\r\n# one\r\n# two\r\nb = 2\r\nc = (\r\n    3\r\n)\r\n")
+        b"a = 1\r\n# one\r\n# two\r\nb = 2\r\nc = (\r\n    3\r\n)\r\n"
+    )
     assert texts(answer) == [("w.py", "c = (\r\n    3\r\n)")]
     wb.delete(ref(wb, "b = 2", unit="line"))
     assert (root / "w.py").read_bytes() == b"a = 1\r\n# one\r\n# two\r\nc = (\r\n    3\r\n)\r\n"
@@ -456,7 +495,8 @@ def test_bom_is_kept(bench: Bench) -> None:
     assert (root / "bom.py").read_bytes() == b"\xef\xbb\xbf# header\nrenamed = 1\nother = 2\n"
     wb.copy(ref(wb, "copied", unit="line"), to="bom.py:1")
     assert (root / "bom.py").read_bytes() == (
-        b"\xef\xbb\xbfcopied = 0\n# header\nrenamed = 1\nother = 2\n")
+        b"\xef\xbb\xbfcopied = 0\n# header\nrenamed = 1\nother = 2\n"
+    )
     wb.delete(ref(wb, "copied", unit="line", path="bom.py"))
     assert (root / "bom.py").read_bytes() == b"\xef\xbb\xbf# header\nrenamed = 1\nother = 2\n"
 
@@ -487,8 +527,10 @@ def test_file_mode_is_preserved(bench: Bench) -> None:
     os.chmod(root / "ro.txt", 0o444)
     answer = wb.replace(search(wb, "old")["all"]["match"], "new").to_json()
     assert answer["changed"] == ["ro.txt", "run.sh"]
-    assert snapshot(root) == {"ro.txt": (b"new\n", 0o444),
-                              "run.sh": (b"#!/bin/sh\necho new\n", 0o755)}
+    assert snapshot(root) == {
+        "ro.txt": (b"new\n", 0o444),
+        "run.sh": (b"#!/bin/sh\necho new\n", 0o755),
+    }
 
 
 def test_invalid_utf8_into_a_utf8_file_is_refused(bench: Bench) -> None:
@@ -517,8 +559,9 @@ def test_a_range_that_splits_a_character_is_refused(bench: Bench) -> None:
     ft = wb.workspace.read("u.py")
     assert ft is not None
     split = Range("u.py", 5, 6, 1, 1, ft.stamp)  # the first of the two bytes of 'é'
-    forged = wb._views.register(Selection("u.py", [split], "", texts={"u.py": ft}), "read", {},
-                                None)
+    forged = wb._views.register(
+        Selection("u.py", [split], "", texts={"u.py": ft}), "read", {}, None
+    )
     before = snapshot(root)
     with pytest.raises(UnsafeSelection):
         wb.replace(forged.result, "e")
@@ -531,8 +574,12 @@ def test_a_range_that_splits_a_character_is_refused(bench: Bench) -> None:
 
 
 def test_undo_restores_exact_bytes_and_modes(bench: Bench) -> None:
-    files: Files = {"crlf.py": "k = old\r\n", "bom.py": "\ufeffk = old\n",
-                    "latin.py": b"# \xe9\nk = old", "x.sh": "k=old\n"}
+    files: Files = {
+        "crlf.py": "k = old\r\n",
+        "bom.py": "\ufeffk = old\n",
+        "latin.py": b"# \xe9\nk = old",
+        "x.sh": "k=old\n",
+    }
     root, wb = bench(files)
     os.chmod(root / "x.sh", 0o751)
     before = snapshot(root)
@@ -542,7 +589,8 @@ def test_undo_restores_exact_bytes_and_modes(bench: Bench) -> None:
     assert snapshot(root) == before
     assert undone["changed"] == edit["changed"] == ["bom.py", "crlf.py", "latin.py", "x.sh"]
     assert [line for line in undone["diff"].splitlines() if line.startswith("--- ")] == [
-        f"--- a/{path}" for path in undone["changed"]]
+        f"--- a/{path}" for path in undone["changed"]
+    ]
     # the undo's own result selects the restored files
     assert [r["path"] for r in undone["ranges"]] == undone["changed"]
 
@@ -576,14 +624,18 @@ def test_undo_twice_is_not_found(bench: Bench) -> None:
     assert (root / "a.py").read_bytes() == b"v = 1\n"
 
 
-@pytest.mark.parametrize(("make", "error"), [
-    (lambda wb: wb.read("a.py").result, NotFound),
-    (lambda wb: "RESULT#0123abcd", NotFound),
-    (lambda wb: ref(wb, "v"), InvalidQuery),
-    (lambda wb: "RESULT#", InvalidQuery),
-])
-def test_undo_of_something_that_is_not_an_edit(bench: Bench, make: Callable[[Workbench], str],
-                                                error: type[SleuthError]) -> None:
+@pytest.mark.parametrize(
+    ("make", "error"),
+    [
+        (lambda wb: wb.read("a.py").result, NotFound),
+        (lambda wb: "RESULT#0123abcd", NotFound),
+        (lambda wb: ref(wb, "v"), InvalidQuery),
+        (lambda wb: "RESULT#", InvalidQuery),
+    ],
+)
+def test_undo_of_something_that_is_not_an_edit(
+    bench: Bench, make: Callable[[Workbench], str], error: type[SleuthError]
+) -> None:
     root, wb = bench({"a.py": "v = 1\n"})
     with pytest.raises(error):
         wb.undo(make(wb))
@@ -607,17 +659,21 @@ def test_regression_undo_of_a_redone_edit(bench: Bench) -> None:
 # --- bad input ---------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("reference", "error"), [
-    ("SEARCH#zz:1:match", InvalidQuery),
-    ("SEARCH#deadbeef:1:match", NotFound),
-    ("SEARCH#deadbeef:all:line", NotFound),
-    ("RESULT#0123abcd", NotFound),
-    ("RESULT#../../etc", InvalidQuery),
-    ("a.py", InvalidQuery),
-    ("", InvalidQuery),
-])
-def test_forged_references_are_refused(bench: Bench, reference: str,
-                                       error: type[SleuthError]) -> None:
+@pytest.mark.parametrize(
+    ("reference", "error"),
+    [
+        ("SEARCH#zz:1:match", InvalidQuery),
+        ("SEARCH#deadbeef:1:match", NotFound),
+        ("SEARCH#deadbeef:all:line", NotFound),
+        ("RESULT#0123abcd", NotFound),
+        ("RESULT#../../etc", InvalidQuery),
+        ("a.py", InvalidQuery),
+        ("", InvalidQuery),
+    ],
+)
+def test_forged_references_are_refused(
+    bench: Bench, reference: str, error: type[SleuthError]
+) -> None:
     root, wb = bench({"a.py": "v = 1\n"})
     before = snapshot(root)
     for operation in OPERATIONS.values():
@@ -663,8 +719,9 @@ def test_a_file_cloaked_after_the_search_is_never_touched(bench: Bench) -> None:
         later.close()
 
 
-@pytest.mark.parametrize("target", ["../x.py:1", "/etc/passwd:1", "outside/passwd:1",
-                                    "a.py/../../x.py:1"])
+@pytest.mark.parametrize(
+    "target", ["../x.py:1", "/etc/passwd:1", "outside/passwd:1", "a.py/../../x.py:1"]
+)
 def test_a_target_outside_the_root_is_invalid_path(bench: Bench, target: str) -> None:
     root, wb = bench({"a.py": "v = 1\n"})
     (root / "outside").symlink_to("/etc")
@@ -743,17 +800,24 @@ def test_a_broadened_result_is_unsafe(bench: Bench, operation: str) -> None:
     data = wb.search("alpha gamma").to_json()
     assert data["mode"] == "broadened" and data["total"] == 2
     before = snapshot(root)
-    for reference in (data["matches"][0]["ref"]["match"], data["all"]["line"],
-                      str(wb.select(data["result"], [1, 2]).result)):
+    for reference in (
+        data["matches"][0]["ref"]["match"],
+        data["all"]["line"],
+        str(wb.select(data["result"], [1, 2]).result),
+    ):
         with pytest.raises(UnsafeSelection):
             OPERATIONS[operation](wb, reference)
     assert snapshot(root) == before
 
 
 def test_all_of_an_incomplete_result_is_unsafe(bench: Bench) -> None:
-    root, wb = bench({".sleuth.toml": "max_filesize = 200\n",
-                      "big.py": "needle = 1\n" + "# padding\n" * 40,
-                      "small.py": "needle = 2\n"})
+    root, wb = bench(
+        {
+            ".sleuth.toml": "max_filesize = 200\n",
+            "big.py": "needle = 1\n" + "# padding\n" * 40,
+            "small.py": "needle = 2\n",
+        }
+    )
     data = wb.search("needle").to_json()
     assert data["complete"] is False and data["skipped"]["too_large"] == 1
     before = snapshot(root)

@@ -287,8 +287,17 @@ def test_a_crashed_edit_whose_file_the_user_changed_never_locks_the_workspace(
     entries = []
     for i, rel in enumerate(["a.py", "b.py"]):
         (folder / f"{i}.old").write_text(SOURCE)
-        entries.append({"path": rel, "old": f"{i}.old", "new": f"{i}.new", "mode": 0o644,
-                        "temp": f".sleuth-tmp-dead-{i}", "real": rel, "new_stamp": "0" * 16})
+        entries.append(
+            {
+                "path": rel,
+                "old": f"{i}.old",
+                "new": f"{i}.new",
+                "mode": 0o644,
+                "temp": f".sleuth-tmp-dead-{i}",
+                "real": rel,
+                "new_stamp": "0" * 16,
+            }
+        )
     (folder / "manifest.json").write_text(
         __import__("json").dumps({"state": "prepared", "files": entries})
     )
@@ -315,19 +324,36 @@ def test_doctor_recover_shows_what_recovery_left_for_the_user(
     folder = root / ".sleuth" / journal.JOURNAL_DIR / "dead00000001"
     folder.mkdir(parents=True)
     (folder / "0.old").write_text(SOURCE)
-    entry = {"path": "a.py", "old": "0.old", "new": "0.new", "mode": 0o644,
-             "temp": ".sleuth-tmp-x", "real": "a.py", "new_stamp": "0" * 16}
+    entry = {
+        "path": "a.py",
+        "old": "0.old",
+        "new": "0.new",
+        "mode": 0o644,
+        "temp": ".sleuth-tmp-x",
+        "real": "a.py",
+        "new_stamp": "0" * 16,
+    }
     (folder / "manifest.json").write_text(json.dumps({"state": "prepared", "files": [entry]}))
     (root / "a.py").write_text("the user's\n")
-    run = subprocess.run([sys.executable, "-m", "sleuth", "doctor", "--recover", "--json"],
-                         cwd=root, capture_output=True, text=True, timeout=120)
+    run = subprocess.run(
+        [sys.executable, "-m", "sleuth", "doctor", "--recover", "--json"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert run.returncode == 0, run.stderr
     (report,) = json.loads(run.stdout)["recovered"]
     assert report["journal"] == ".sleuth/recovered/dead00000001"
     assert report["files"][0]["path"] == "a.py"
     assert "your version was kept" in report["files"][0]["reason"]
-    human = subprocess.run([sys.executable, "-m", "sleuth", "doctor", "--recover"],
-                           cwd=root, capture_output=True, text=True, timeout=120)
+    human = subprocess.run(
+        [sys.executable, "-m", "sleuth", "doctor", "--recover"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert "a.py: it changed after the interrupted edit" in human.stdout
     assert (root / "a.py").read_text() == "the user's\n"
 

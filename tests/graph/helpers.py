@@ -59,11 +59,13 @@ def spy_resolutions(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 def build_tagged(state: dict[str, str | None], lang: str) -> Graph:
     """A graph of ``{path: source}`` (None: absent) tagged by the real extractor as ``lang``."""
     graph = Graph()
-    graph.update_files([
-        (extract_tags(p, t.encode(), lang), t.encode(), None)
-        for p, t in sorted(state.items())
-        if t is not None
-    ])
+    graph.update_files(
+        [
+            (extract_tags(p, t.encode(), lang), t.encode(), None)
+            for p, t in sorted(state.items())
+            if t is not None
+        ]
+    )
     return graph
 
 

@@ -127,7 +127,7 @@ def test_an_appearing_package_module_takes_over_an_import() -> None:
 HUB = {
     "lib/base.py": "class Base:\n    def save(self):\n        return 1\n",
     "app/user.py": "from lib.base import Base\n\n\nclass User(Base):\n"
-                   "    def go(self):\n        return self.save()\n",
+    "    def go(self):\n        return self.save()\n",
 }
 
 

@@ -79,13 +79,17 @@ VARIANTS: dict[str, list[str | None]] = {
         BASE,
         BASE + APPENDED,  # a new top-level function nobody names
         MOVED + BASE.replace("return 1", "return  2"),  # bodies only
-        BASE.replace("    def load(self):", "    def extra(self):\n        return 0\n\n"
-                     "    def load(self):"),  # a new member
+        BASE.replace(
+            "    def load(self):", "    def extra(self):\n        return 0\n\n    def load(self):"
+        ),  # a new member
         BASE.replace("class Base(Mixin):", "class Base:"),  # a base dropped
         BASE.replace("from lib.mixins import Mixin\n", "from lib.mixins import *\n"),
         BASE.replace("from lib.mixins import Mixin\n", ""),  # Mixin unbound
-        BASE.replace("class Base(Mixin):\n", "class Base(Mixin):\n    class Mixin:\n"
-                     "        def mix(self):\n            return 3\n\n"),  # a member shadows it
+        BASE.replace(
+            "class Base(Mixin):\n",
+            "class Base(Mixin):\n    class Mixin:\n"
+            "        def mix(self):\n            return 3\n\n",
+        ),  # a member shadows it
         BASE + "\n\nclass Mixin:\n    def mix(self):\n        return 4\n",  # a local namesake
         BASE.replace("class Outer:", "def Outer():"),  # a container changes kind
         BASE.replace("    def save(self):\n        return self.load() + self.mix()\n\n", ""),
@@ -102,8 +106,10 @@ VARIANTS: dict[str, list[str | None]] = {
         USER,
         USER + "\n\nclass Base:\n    def load(self):\n        return 0\n",  # shadows the import
         "Holder = None\n" + USER,  # a scope around Holder's methods is no class any more
-        USER.replace("        return super().load()\n",
-                     "        return super().load()\n\n    def mix(self):\n        return 9\n"),
+        USER.replace(
+            "        return super().load()\n",
+            "        return super().load()\n\n    def mix(self):\n        return 9\n",
+        ),
         USER.replace("    Base.load()\n", "    Base.load()\n    Base.save(None)\n"),  # a new use
         MOVED + USER.replace("return 2", "return  3"),
         "import lib.base as b\n"
@@ -145,11 +151,13 @@ def apply(graph: Graph, path: str, text: str | None) -> None:
 
 def apply_batch(graph: Graph, texts: dict[str, str | None]) -> None:
     """Several files in one ``apply`` (each re-resolution once, as a sync does)."""
-    graph.apply({
-        p: None if t is None else make_record(_tags(p, t), t.encode(), stamp_bytes(t.encode()))
-        for p, t in texts.items()
-        if t is not None or graph.has_file(p)
-    })
+    graph.apply(
+        {
+            p: None if t is None else make_record(_tags(p, t), t.encode(), stamp_bytes(t.encode()))
+            for p, t in texts.items()
+            if t is not None or graph.has_file(p)
+        }
+    )
 
 
 step = st.tuples(st.sampled_from(PATHS), st.integers(0, 11))
@@ -166,7 +174,7 @@ def test_updates_by_fine_keys_equal_a_full_rebuild(steps: list[list[tuple[str, i
             versions = VARIANTS[path]
             texts[path] = state[path] = versions[choice % len(versions)]
         if len(texts) == 1:
-            (path, text), = texts.items()
+            ((path, text),) = texts.items()
             apply(graph, path, text)
         else:
             apply_batch(graph, texts)
@@ -175,8 +183,6 @@ def test_updates_by_fine_keys_equal_a_full_rebuild(steps: list[list[tuple[str, i
         assert graph.rank_weights == full.rank_weights, batch
         for key, users in full._key_users.items():  # what the next update relies on
             assert users <= graph._key_users.get(key, set()), (batch, key)
-
-
 
 
 def initial() -> dict[str, str | None]:
@@ -204,8 +210,11 @@ def test_a_new_member_resolves_the_readers_of_that_class(monkeypatch: Any) -> No
     # x/user.py calls self.extra() on a subclass of Base: it must see the new member
     assert "x/user.py" in resolved
     assert graph.snapshot() == build({**state, "lib/base.py": text}).snapshot()
-    users = {u for u, v, k in graph.g.edges(keys=True) if k == "calls"
-             and graph.g.nodes[v].get("name") == "extra"}
+    users = {
+        u
+        for u, v, k in graph.g.edges(keys=True)
+        if k == "calls" and graph.g.nodes[v].get("name") == "extra"
+    }
     assert users, "the new member is called from a reader"
 
 

@@ -56,7 +56,9 @@ LATE = (
 VARIANTS: dict[str, list[str | None]] = {
     "lib/base.ts": [
         BASE,
-        BASE.replace("  load(): number {", "  extra(): number {\n    return 0;\n  }\n  load(): number {"),
+        BASE.replace(
+            "  load(): number {", "  extra(): number {\n    return 0;\n  }\n  load(): number {"
+        ),
         BASE.replace("  load(): number {", "  loaded(): number {"),  # a member renamed
         BASE.replace("export class Base extends Mixin {", "export class Base {"),
         "// moved\n" + BASE.replace("return 1;", "return  2;"),
@@ -100,16 +102,24 @@ def test_typescript_updates_by_fine_keys_equal_a_full_rebuild(steps: list[tuple[
             assert users <= graph._key_users.get(key, set()), (path, key)
 
 
-def test_a_new_member_resolves_only_the_typescript_readers_that_looked_it_up(monkeypatch: Any) -> None:
+def test_a_new_member_resolves_only_the_typescript_readers_that_looked_it_up(
+    monkeypatch: Any,
+) -> None:
     state: dict[str, str | None] = {p: v[0] for p, v in VARIANTS.items()}
     graph = build(state)
-    assert any(k.startswith("member:lib/base.ts\0Base\0extra") for k in graph.resolution("app/user.ts").keys)
+    assert any(
+        k.startswith("member:lib/base.ts\0Base\0extra")
+        for k in graph.resolution("app/user.ts").keys
+    )
     resolved = spy_resolutions(monkeypatch)
     text = VARIANTS["lib/base.ts"][1]  # Base gets extra()
     apply(graph, "lib/base.ts", text)
     assert sorted(resolved) == ["app/user.ts", "lib/base.ts"]  # app/late.ts never looks up extra
     assert graph.snapshot() == build({**state, "lib/base.ts": text}).snapshot()
     nodes = graph.g.nodes
-    calls = {(nodes[u].get("container"), nodes[u]["name"], nodes[v]["name"])
-             for u, v, k in graph.g.edges(keys=True) if k == "calls"}
+    calls = {
+        (nodes[u].get("container"), nodes[u]["name"], nodes[v]["name"])
+        for u, v, k in graph.g.edges(keys=True)
+        if k == "calls"
+    }
     assert ("User", "go", "extra") in calls  # this.extra() now reaches Base.extra

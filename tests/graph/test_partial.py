@@ -72,8 +72,9 @@ def _same(root: Path, query: str) -> int:
 
 def _queries(root: Path) -> list[str]:
     files = sorted(
-        str(p.relative_to(root)) for p in root.rglob("*") if p.suffix in (".py", ".ts")
-        and ".sleuth" not in p.parts
+        str(p.relative_to(root))
+        for p in root.rglob("*")
+        if p.suffix in (".py", ".ts") and ".sleuth" not in p.parts
     )
     folders = sorted({f.rsplit("/", 1)[0] for f in files if "/" in f})
     return [f"graph:{p}" for p in [*files, *folders]]
@@ -180,9 +181,21 @@ def test_the_cli_answers_graph_path_from_a_part(tmp_path: Path) -> None:
     db.commit()
     db.close()
     proc = subprocess.run(
-        [sys.executable, "-m", "sleuth", "search", "graph:tools/helpers.py", "--limit", "1000",
-         "--root", str(root), "--json"],
-        capture_output=True, text=True, timeout=120,
+        [
+            sys.executable,
+            "-m",
+            "sleuth",
+            "search",
+            "graph:tools/helpers.py",
+            "--limit",
+            "1000",
+            "--root",
+            str(root),
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert proc.returncode == 0, proc.stderr
     res = json.loads(proc.stdout)

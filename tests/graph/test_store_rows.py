@@ -97,7 +97,9 @@ def test_a_damaged_or_old_cache_loads_empty_and_is_rebuilt(tmp_path: Path, damag
     else:
         with sqlite3.connect(cache) as db:
             if damage == "old_format":
-                db.execute("UPDATE meta SET value = ? WHERE key = 'format'", (f"{CACHE_VERSION - 1}/x",))
+                db.execute(
+                    "UPDATE meta SET value = ? WHERE key = 'format'", (f"{CACHE_VERSION - 1}/x",)
+                )
             else:
                 db.execute("UPDATE files SET record = ? WHERE path = 'pkg/util.py'", (b"\x00\x01",))
     store = GraphStore(str(cache))
@@ -161,7 +163,9 @@ edit = st.tuples(st.sampled_from(PATHS), st.integers(min_value=0, max_value=3))
 @pytest.mark.parametrize("behind", [False, True])
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(steps=st.lists(edit, min_size=1, max_size=6))
-def test_incremental_writes_load_as_a_full_rebuild(behind: bool, steps: list[tuple[str, int]]) -> None:
+def test_incremental_writes_load_as_a_full_rebuild(
+    behind: bool, steps: list[tuple[str, int]]
+) -> None:
     """Each write stores only what changed, and the cache loads as a full rebuild's graph.
     ``behind=True`` (a watching face's edits): each write's rows are taken at once and stored
     by a thread while the next edit changes the graph; closing the store waits for them."""
@@ -230,7 +234,9 @@ def test_a_write_behind_stores_the_graph_as_it_was_when_written(
 
 
 @pytest.mark.parametrize("behind", [False, True])
-def test_a_cache_deleted_with_its_folder_is_written_whole_again(tmp_path: Path, behind: bool) -> None:
+def test_a_cache_deleted_with_its_folder_is_written_whole_again(
+    tmp_path: Path, behind: bool
+) -> None:
     """``.sleuth/`` deleted while the store holds its file open: the next write goes to a new
     file in a folder made again (with its ``.gitignore``), and holds every file — not the one
     edit's row into the deleted file, lost, as before. (A write behind had taken only the

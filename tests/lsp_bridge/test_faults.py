@@ -27,7 +27,9 @@ from .conftest import (
 # A minimal stdio "server": mode "hang" never answers anything; mode "slow" answers
 # initialize/shutdown/workspace/symbol but never references (it touches a marker file first),
 # and it starts a child process so the process-group kill is visible.
-FAKE_SERVER = LSP_STDIO + r"""
+FAKE_SERVER = (
+    LSP_STDIO
+    + r"""
 import subprocess
 mode, marker = sys.argv[1], sys.argv[2]
 child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
@@ -50,6 +52,7 @@ while True:
     else:
         send(msg["id"], [] if method == "workspace/symbol" else None)
 """
+)
 
 
 def fake_project(root: Path, mode: str) -> Path:

@@ -39,7 +39,13 @@ def _walk(root: Path, query: str, limit: int, fresh: str = "none") -> list[list[
         page = wb.search(query, limit=limit, cursor=cursor, exclude=[fresh]).to_json()
         pages.append(
             [
-                {**m, "ref": None, "captures": {k: (c["text"], c["nodes"]) for k, c in (m["captures"] or {}).items()}}
+                {
+                    **m,
+                    "ref": None,
+                    "captures": {
+                        k: (c["text"], c["nodes"]) for k, c in (m["captures"] or {}).items()
+                    },
+                }
                 for m in page["matches"]
             ]
         )
@@ -156,14 +162,18 @@ def test_a_large_tree_counts_structural_matches_within_a_budget(
 
     monkeypatch.setattr(results, "SMALL_TREE_FILES", 30)  # as if the tree (41 .py) were large
     monkeypatch.setattr(results, "COUNT_BUDGET_S", -1.0)
-    large = Workbench(root, build_index=False).search("ast:return $X", limit=2, exclude=["x"]).to_json()
+    large = (
+        Workbench(root, build_index=False).search("ast:return $X", limit=2, exclude=["x"]).to_json()
+    )
     assert large["total"] is None and 3 <= large["total_at_least"] < small["total"]
     text = Workbench(root, build_index=False).search("return", limit=2).to_json()
     counted = text["total"] if text["total"] is not None else text["total_at_least"]
     assert counted > large["total_at_least"]  # text still counts 30 files past its page
 
 
-def test_later_pages_are_stored_ahead(make_workspace: MakeWorkspace, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_later_pages_are_stored_ahead(
+    make_workspace: MakeWorkspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
     root = make_workspace(_tree())
     monkeypatch.setattr(results, "SNAPSHOT_MAX", 0)  # page by page
     monkeypatch.setattr(results, "SMALL_TREE_FILES", 0)
@@ -215,7 +225,9 @@ def test_batches_run_past_a_page_are_not_parsed_again(monkeypatch: pytest.Monkey
     from sleuth.workspace import FileText
 
     pattern = compile_pattern("def $F($$$A): $$$B", "python")
-    files = [FileText(f"m{i:02}.py", f"def f{i}(a):\n    return {i}\n".encode(), "s") for i in range(20)]
+    files = [
+        FileText(f"m{i:02}.py", f"def f{i}(a):\n    return {i}\n".encode(), "s") for i in range(20)
+    ]
     pool = _EagerPool()
     monkeypatch.setattr(ast_mode, "get_pool", lambda: pool)
     monkeypatch.setattr(ast_mode, "SERIAL_FILES", 1)

@@ -28,7 +28,14 @@ def cloaked(make_workspace: MakeWorkspace) -> Path:
 
 def test_denied_content_never_appears(cloaked: Path) -> None:
     with Workbench(cloaked, build_index=False) as wb:
-        for query in (SECRET, "TOKEN_", "regex:TOKEN_\\w+", "files:*.pem", "files:keys", "files:secrets/*"):
+        for query in (
+            SECRET,
+            "TOKEN_",
+            "regex:TOKEN_\\w+",
+            "files:*.pem",
+            "files:keys",
+            "files:secrets/*",
+        ):
             res = wb.search(query, limit=500).to_json()
             del res["query"]  # the caller's own words are echoed back
             blob = repr(res)
@@ -43,7 +50,9 @@ def test_denied_scope_is_not_found_like_a_missing_path(cloaked: Path) -> None:
             wb.search("x", path="secrets/keys.txt")
         with pytest.raises(NotFound) as missing:
             wb.search("x", path="secrets/nothing.txt")
-        assert denied.value.message.replace("keys", "X") == missing.value.message.replace("nothing", "X")
+        assert denied.value.message.replace("keys", "X") == missing.value.message.replace(
+            "nothing", "X"
+        )
         with pytest.raises(NotFound):
             wb.search("x", path="secrets")
 
@@ -79,7 +88,9 @@ def test_outward_symlink_is_invalid(cloaked: Path, tmp_path: Path) -> None:
         ("regex:a{2,1}", InvalidQuery),
     ],
 )
-def test_bad_queries_raise_spec_codes(make_workspace: MakeWorkspace, query: str, error: type[SleuthError]) -> None:
+def test_bad_queries_raise_spec_codes(
+    make_workspace: MakeWorkspace, query: str, error: type[SleuthError]
+) -> None:
     root = make_workspace({"a.txt": "foo\n"})
     with Workbench(root, build_index=False) as wb, pytest.raises(error) as err:
         wb.search(query)
@@ -117,7 +128,9 @@ def test_binary_large_and_broken_files_are_counted(make_workspace: MakeWorkspace
     assert bad["column"] == 6 and bad["start_byte"] == 5
 
 
-def test_unreadable_file_is_counted_not_fatal(make_workspace: MakeWorkspace, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_unreadable_file_is_counted_not_fatal(
+    make_workspace: MakeWorkspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
     root = make_workspace({"a.txt": "needle\n", "b.txt": "needle\n"})
     real_open = os.open
 

@@ -34,8 +34,16 @@ def aliased(make_workspace: MakeWorkspace) -> Path:
     return root
 
 
-QUERIES = [MARK, f"regex:{MARK}", "files:*", "files:secret", "ast:PASSWORD = $V", "hunter",
-           "huntr2", "PASSWORD"]
+QUERIES = [
+    MARK,
+    f"regex:{MARK}",
+    "files:*",
+    "files:secret",
+    "ast:PASSWORD = $V",
+    "hunter",
+    "huntr2",
+    "PASSWORD",
+]
 
 
 @pytest.mark.parametrize("query", QUERIES)
@@ -49,8 +57,11 @@ def test_a_symlinked_scope_never_uncloaks(aliased: Path, query: str) -> None:
             assert MARK not in info.value.message and "secret" not in info.value.message.replace(
                 scope, ""
             )
-        blob = repr(wb.search(query, limit=500, lang="py" if query.startswith("ast:") else None)
-                    .to_json()["matches"])
+        blob = repr(
+            wb.search(query, limit=500, lang="py" if query.startswith("ast:") else None).to_json()[
+                "matches"
+            ]
+        )
         assert MARK not in blob and "secret.py" not in blob
 
 

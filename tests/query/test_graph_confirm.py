@@ -43,12 +43,18 @@ class Servers:
 
     def references(self, path: str, offset: int, include_declaration: bool = False) -> list[Loc]:
         self.calls.append((path, offset))
-        target = next(n for n in self.graph.g.nodes
-                      if self.graph.g.nodes[n].get("name_start") == offset
-                      and self.graph.g.nodes[n].get("path") == path)
+        target = next(
+            n
+            for n in self.graph.g.nodes
+            if self.graph.g.nodes[n].get("name_start") == offset
+            and self.graph.g.nodes[n].get("path") == path
+        )
         view = self.graph.node_view(target)
-        return [Loc(u.occurrence.path, u.occurrence.start_byte, u.occurrence.end_byte)
-                for u in view.incoming if u.occurrence.path in self.listed]
+        return [
+            Loc(u.occurrence.path, u.occurrence.start_byte, u.occurrence.end_byte)
+            for u in view.incoming
+            if u.occurrence.path in self.listed
+        ]
 
 
 def setup() -> tuple[Graph, str]:
@@ -68,7 +74,8 @@ def test_edges_the_server_lists_become_semantic_the_others_stay_syntactic() -> N
     assert Confirmer().confirm(graph, helper, servers) is None
     after = precisions(graph, helper)
     assert {k for k, v in after.items() if v == "semantic"} == {
-        k for k in before if k[0] in {"app/main.py", "pkg/models.py"}}
+        k for k in before if k[0] in {"app/main.py", "pkg/models.py"}
+    }
     assert after[("pkg/__init__.py", "imports")] == "syntactic"
 
 

@@ -79,8 +79,9 @@ def test_a_watched_edit_reads_only_the_edited_file_and_equals_a_fresh_process(
             wb.workspace, "read", lambda rel, *a: reads.append(rel) or real_read(rel, *a)
         )
         start = wb.workspace.generation
-        (root / "pkg/core.py").write_text("# moved\n" + FILES["pkg/core.py"] + "\n\ndef more():\n"
-                                          "    return other()\n")
+        (root / "pkg/core.py").write_text(
+            "# moved\n" + FILES["pkg/core.py"] + "\n\ndef more():\n    return other()\n"
+        )
         for _ in range(500):
             if wb.workspace.generation != start:
                 break

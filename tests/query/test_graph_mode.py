@@ -63,7 +63,9 @@ def wb(make_workspace: MakeWorkspace) -> Iterator[Workbench]:
 # -- paths and ids -------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("path", ["missing.py", "secret/spy.py", "api.key.py", "secret", "secret/", "nope/deeper.py"])
+@pytest.mark.parametrize(
+    "path", ["missing.py", "secret/spy.py", "api.key.py", "secret", "secret/", "nope/deeper.py"]
+)
 def test_missing_or_cloaked_path_is_not_found(wb: Workbench, path: str) -> None:
     with pytest.raises(NotFound) as err:
         wb.search(f"graph:{path}")
@@ -93,8 +95,15 @@ def test_cloaked_files_never_reach_the_graph(wb: Workbench) -> None:
     ]
     for res in answers:
         blob = json.dumps(res)
-        assert "secret" not in blob and "spy" not in blob and "leak" not in blob and ".key." not in blob
-    callers = {m["graph"]["node"]["name"] for m in answers[4]["matches"] if m["graph"]["direction"] == "in"}
+        assert (
+            "secret" not in blob
+            and "spy" not in blob
+            and "leak" not in blob
+            and ".key." not in blob
+        )
+    callers = {
+        m["graph"]["node"]["name"] for m in answers[4]["matches"] if m["graph"]["direction"] == "in"
+    }
     # ``half`` is whatever tree-sitter recovers of ``def half(:``; nothing else may call it
     assert callers - {"half"} == {"run", "go", "user.py", "whole", "broken.py"}
     for path, qualified in (("secret/spy.py", "spy"), ("api.key.py", "leak")):
@@ -116,7 +125,10 @@ def test_regression_existing_folder_is_not_reported_missing(wb: Workbench) -> No
         res = run(wb, "graph:pkg")
     except NotFound as err:
         pytest.fail(f"an existing folder answered not_found: {err.message}")
-    assert [(m["path"], m["graph"]["name"]) for m in res["matches"]] == [("pkg/mod.py", "f"), ("pkg/sub/deep.py", "C")]
+    assert [(m["path"], m["graph"]["name"]) for m in res["matches"]] == [
+        ("pkg/mod.py", "f"),
+        ("pkg/sub/deep.py", "C"),
+    ]
     assert res["complete"] is True
     assert res["matches"][0]["graph"] == run(wb, "graph:pkg/mod.py")["matches"][0]["graph"]
 
@@ -174,9 +186,9 @@ def test_syntax_error_file_is_answered_from_its_valid_parts(wb: Workbench) -> No
     helper = ids(wb, "lib.py")["helper"]
     whole = ids(wb, "broken.py")["whole"]
     uses = run(wb, f"graph:#{whole}")["matches"]
-    assert [(m["graph"]["direction"], m["graph"]["edge"], m["graph"]["node"]["id"]) for m in uses] == [
-        ("out", "calls", helper)
-    ]
+    assert [
+        (m["graph"]["direction"], m["graph"]["edge"], m["graph"]["node"]["id"]) for m in uses
+    ] == [("out", "calls", helper)]
 
 
 def test_ranked_map_is_ordered_by_score_within_limit(wb: Workbench) -> None:
@@ -186,7 +198,9 @@ def test_ranked_map_is_ordered_by_score_within_limit(wb: Workbench) -> None:
     assert res["matches"][0]["graph"]["name"] == "helper"  # every file calls it
     assert all(m["graph"]["signature"] for m in res["matches"])
     top = wb.search("graph:", limit=2).to_json()
-    assert [m["graph"]["id"] for m in top["matches"]] == [m["graph"]["id"] for m in res["matches"][:2]]
+    assert [m["graph"]["id"] for m in top["matches"]] == [
+        m["graph"]["id"] for m in res["matches"][:2]
+    ]
 
 
 # -- a 5 MB generated file -----------------------------------------------------------------
@@ -237,7 +251,9 @@ def test_file_over_the_tags_cap_is_answered_incomplete(big_wb: Workbench) -> Non
 def test_other_files_are_answered_beside_a_file_over_the_cap(big_wb: Workbench) -> None:
     res = run(big_wb, "graph:lib.py")
     assert res["complete"] is True and [m["graph"]["name"] for m in res["matches"]] == ["helper"]
-    callers = {n["node"]["name"] for n in res["matches"][0]["graph"]["incoming"]["calls"]["neighbors"]}
+    callers = {
+        n["node"]["name"] for n in res["matches"][0]["graph"]["incoming"]["calls"]["neighbors"]
+    }
     assert callers == {"use"}
     ranked = run(big_wb, "graph:")
     assert {m["path"] for m in ranked["matches"]} <= {"lib.py", "user.py"}
@@ -245,7 +261,9 @@ def test_other_files_are_answered_beside_a_file_over_the_cap(big_wb: Workbench) 
         big_wb.search(f"graph:#{symbol_id('gen/big.py', 'gen_0', 'function')}")
 
 
-def test_regression_graph_answer_is_complete_only_when_every_file_was_tagged(big_wb: Workbench) -> None:
+def test_regression_graph_answer_is_complete_only_when_every_file_was_tagged(
+    big_wb: Workbench,
+) -> None:
     """SPEC §3.4: ``complete: false`` whenever anything was not searched (a cap).
 
     ``gen/big.py`` (over the 2 MiB tags cap) calls ``helper`` about 75,000 times; ``graph:#ID``

@@ -14,7 +14,8 @@ QUERIES = ["alpha", "Beta", "regex:gam+a", "regex:(?i)DELTA|zeta", "alpha AND be
 def _tree() -> dict[str, str | bytes]:
     words = ["alpha", "beta", "gamma", "delta", "zeta", "Beta", "gammma"]
     return {
-        f"src/m{i:02}.txt": "\n".join(words[j % len(words)] + f" {i} {j}" for j in range(i % 5 + 1)) + "\n"
+        f"src/m{i:02}.txt": "\n".join(words[j % len(words)] + f" {i} {j}" for j in range(i % 5 + 1))
+        + "\n"
         for i in range(30)
     }
 
@@ -34,7 +35,7 @@ def test_index_gives_the_same_answers(make_workspace: MakeWorkspace) -> None:
     with Workbench(root) as wb:
         assert wb.index_now() == 30
         assert wb.index.ready
-        assert wb.index.candidates((( b"alpha",),)) is not None
+        assert wb.index.candidates(((b"alpha",),)) is not None
         assert _answers(wb) == expected
     # a restarted long-running Workbench loads the index from .sleuth/ instead of rebuilding
     assert (root / ".sleuth" / "trigram.idx").is_file()
@@ -49,7 +50,11 @@ def test_index_follows_changes(make_workspace: MakeWorkspace) -> None:
         wb.index_now()
         target = root / "src/m07.txt"
         # same size, new word: the index must not hide it
-        target.write_text(target.read_text().replace("alpha", "omega", 1) if "alpha" in target.read_text() else "omega\n")
+        target.write_text(
+            target.read_text().replace("alpha", "omega", 1)
+            if "alpha" in target.read_text()
+            else "omega\n"
+        )
         (root / "src/new.txt").write_text("omega new\n")
         res = wb.search("omega").to_json()
         assert {m["path"] for m in res["matches"]} == {"src/m07.txt", "src/new.txt"}

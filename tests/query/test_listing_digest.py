@@ -18,7 +18,9 @@ def _fresh(files: list[FileEntry]) -> str:
 @settings(max_examples=60, deadline=None)
 @given(
     n=st.integers(min_value=1, max_value=40),
-    edits=st.lists(st.tuples(st.integers(min_value=0, max_value=39), st.integers(0, 3)), max_size=6),
+    edits=st.lists(
+        st.tuples(st.integers(min_value=0, max_value=39), st.integers(0, 3)), max_size=6
+    ),
 )
 def test_a_patched_listing_hashes_like_a_fresh_one(n: int, edits: list[tuple[int, int]]) -> None:
     files = [FileEntry(f"d/f{i}.py", i, 1000 + i) for i in range(n)]
@@ -27,10 +29,16 @@ def test_a_patched_listing_hashes_like_a_fresh_one(n: int, edits: list[tuple[int
     for i, kind in edits:
         i %= n
         old = patched[i]
-        patched[i] = FileEntry(old.path, old.size + kind, old.mtime_ns + 1) if kind else FileEntry(old.path, old.size, old.mtime_ns)
+        patched[i] = (
+            FileEntry(old.path, old.size + kind, old.mtime_ns + 1)
+            if kind
+            else FileEntry(old.path, old.size, old.mtime_ns)
+        )
     incremental = ld.listing_digest(patched)
     assert incremental == _fresh(patched)
-    changed = any(a.size != b.size or a.mtime_ns != b.mtime_ns for a, b in zip(files, patched, strict=True))
+    changed = any(
+        a.size != b.size or a.mtime_ns != b.mtime_ns for a, b in zip(files, patched, strict=True)
+    )
     assert (incremental != _fresh(files)) == changed
 
 

@@ -69,8 +69,11 @@ EXACT = [("a.py", "total", "semantic"), ("lib/cart.rb", "total", "syntactic")]
 
 def exact_totals(f: LspFinder, files: list[Any]) -> list[tuple[str, str, str]]:
     """Declarations named exactly ``total`` with their file and precision."""
-    return [(d.path, d.name, f.precision_of(d.path)) for d in f.defs(files, "total", False)
-            if d.name == "total"]
+    return [
+        (d.path, d.name, f.precision_of(d.path))
+        for d in f.defs(files, "total", False)
+        if d.name == "total"
+    ]
 
 
 def test_a_trusted_server_answers_exact_names_through_workspace_symbol(tmp_path: Path) -> None:

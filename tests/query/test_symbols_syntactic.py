@@ -32,7 +32,10 @@ def wb(make_workspace: MakeWorkspace) -> Workbench:
 
 
 def _syms(res: dict[str, Any]) -> list[tuple[str, int, str, str | None]]:
-    return [(m["path"], m["line"], m["symbol"]["kind"], m["symbol"].get("container")) for m in res["matches"]]
+    return [
+        (m["path"], m["line"], m["symbol"]["kind"], m["symbol"].get("container"))
+        for m in res["matches"]
+    ]
 
 
 def test_exact_declarations(wb: Workbench) -> None:
@@ -41,7 +44,10 @@ def test_exact_declarations(wb: Workbench) -> None:
     assert _syms(res) == [("pkg/a.py", 2, "method", "Store"), ("pkg/a.py", 5, "function", None)]
     m = res["matches"][0]
     assert m["text"].strip() == "def get_user(self, uid):"
-    assert (m["start_byte"], m["end_byte"]) == (len("class Store:\n    def "), len("class Store:\n    def get_user"))
+    assert (m["start_byte"], m["end_byte"]) == (
+        len("class Store:\n    def "),
+        len("class Store:\n    def get_user"),
+    )
     assert m["symbol"]["precision"] == "syntactic"
     assert m["symbol"]["range"]["end_line"] == 3
     assert len(m["symbol"]["id"]) == 12
@@ -81,7 +87,11 @@ def test_unknown_symbol_id(wb: Workbench) -> None:
 def test_references_are_syntactic_and_never_guess(wb: Workbench) -> None:
     res = wb.search("symbols:get_user", navigation="references").to_json()
     refs = [m for m in res["matches"] if m["symbol"]["kind"] == "reference"]
-    assert {(m["path"], m["line"]) for m in refs} == {("pkg/a.py", 6), ("pkg/b.py", 1), ("pkg/b.py", 3)}
+    assert {(m["path"], m["line"]) for m in refs} == {
+        ("pkg/a.py", 6),
+        ("pkg/b.py", 1),
+        ("pkg/b.py", 3),
+    }
     for m in refs:
         assert m["symbol"]["precision"] == "syntactic"
         # two declarations share the name: a syntactic answer lists both, it never picks one

@@ -132,20 +132,40 @@ def test_regex_mode_multiline_reports_end_line(make_workspace: MakeWorkspace) ->
 
 
 def test_match_json_shape(make_workspace: MakeWorkspace) -> None:
-    root = make_workspace({"src/app.py": "def handler(uid):\n    user = get_user(uid)\n    return user\n"})
+    root = make_workspace(
+        {"src/app.py": "def handler(uid):\n    user = get_user(uid)\n    return user\n"}
+    )
     res = _search(root, "get_user")
     assert list(res) == [
-        "query", "mode", "fallback", "result", "complete", "incomplete_reason", "total",
-        "matches", "all", "next_cursor", "skipped", "possible_names",
+        "query",
+        "mode",
+        "fallback",
+        "result",
+        "complete",
+        "incomplete_reason",
+        "total",
+        "matches",
+        "all",
+        "next_cursor",
+        "skipped",
+        "possible_names",
     ]
     (m,) = res["matches"]
     rid = res["result"]
     assert m == {
-        "n": 1, "path": "src/app.py", "line": 2, "column": 12, "end_line": 2, "end_column": 20,
-        "start_byte": 29, "end_byte": 37, "text": "    user = get_user(uid)",
+        "n": 1,
+        "path": "src/app.py",
+        "line": 2,
+        "column": 12,
+        "end_line": 2,
+        "end_column": 20,
+        "start_byte": 29,
+        "end_byte": 37,
+        "text": "    user = get_user(uid)",
         "context": {"before": ["def handler(uid):"], "after": ["    return user"]},
         "ref": {"line": f"{rid}:1:line", "match": f"{rid}:1:match"},
-        "captures": None, "score": None,
+        "captures": None,
+        "score": None,
     }
     assert res["all"] == {"line": f"{rid}:all:line", "match": f"{rid}:all:match"}
     assert res["skipped"] == {"binary": 0, "too_large": 0, "undecodable": 0}

@@ -17,7 +17,7 @@ from tests.conftest import MakeWorkspace
 SRC = {
     "app.py": (
         "def first(a, b):\n"
-        "    g(1, \"x, y\", [2, 3])\n"
+        '    g(1, "x, y", [2, 3])\n'
         "    g()\n"
         "    return a\n"
         "\n"
@@ -50,7 +50,9 @@ def test_capture_refs_name_their_match_and_write_no_rows(wb: Workbench) -> None:
         assert set(match["captures"]) == {"F", "A", "B"}
         for name, cap in match["captures"].items():
             assert set(cap) == {"text", "ref", "nodes"}  # SPEC §5, nothing more
-            assert cap["ref"] == f"RESULT#{hex_id}:{n}:{name}" == capture_ref(data["result"], n, name)
+            assert (
+                cap["ref"] == f"RESULT#{hex_id}:{n}:{name}" == capture_ref(data["result"], n, name)
+            )
         assert CAPTURE_SPANS not in match
     conn = sqlite3.connect(Path(wb.root, ".sleuth", "registry.sqlite3"))
     kinds = [k for (k,) in conn.execute("SELECT kind FROM results")]
@@ -77,7 +79,10 @@ def test_an_empty_multi_capture_selects_its_position(wb: Workbench) -> None:
     assert empty["nodes"] == 0 and empty["text"] == ""
     ranges = wb.read(empty["ref"]).to_json()["ranges"]
     offset = Path(wb.root, "app.py").read_bytes().index(b"g()") + 2
-    assert [(r["start_byte"], r["end_byte"], r["text"]) for r in ranges] in ([], [(offset, offset, "")])
+    assert [(r["start_byte"], r["end_byte"], r["text"]) for r in ranges] in (
+        [],
+        [(offset, offset, "")],
+    )
 
 
 def test_a_capture_ref_scopes_a_search(wb: Workbench) -> None:
@@ -145,9 +150,18 @@ def test_capture_refs_edit_and_select_but_do_not_undo(wb: Workbench) -> None:
 def test_capture_ref_shape() -> None:
     ref = parse_ref("RESULT#7f3a9c21:12:ARGS_2")
     assert (ref.kind, ref.result_id, ref.n, ref.capture, ref.unit) == (
-        "capture", "SEARCH#7f3a9c21", 12, "ARGS_2", "match"
+        "capture",
+        "SEARCH#7f3a9c21",
+        12,
+        "ARGS_2",
+        "match",
     )
     assert not ref.is_all
-    for bad in ("RESULT#7f3a9c21:0:A", "RESULT#7f3a9c21:1:a", "RESULT#7f3a9c21:1:", "RESULT#7f3a9c21:x:A"):
+    for bad in (
+        "RESULT#7f3a9c21:0:A",
+        "RESULT#7f3a9c21:1:a",
+        "RESULT#7f3a9c21:1:",
+        "RESULT#7f3a9c21:x:A",
+    ):
         with pytest.raises(InvalidQuery, match=re.escape("RESULT#<8 hex>:<n>:<NAME>")):
             parse_ref(bad)

@@ -58,7 +58,9 @@ def test_next_cursor_absent_when_page_ends_exactly(make_workspace: MakeWorkspace
         assert res["next_cursor"] is not None
 
 
-def test_file_change_between_pages(make_workspace: MakeWorkspace, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_file_change_between_pages(
+    make_workspace: MakeWorkspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import sleuth.resources.results as results
 
     monkeypatch.setattr(results, "SNAPSHOT_MAX", 10)  # a "large" result: stored page by page
@@ -153,7 +155,9 @@ def test_registry_is_a_real_sqlite_file(make_workspace: MakeWorkspace) -> None:
     assert (root / ".sleuth" / ".gitignore").read_text().strip() == "*"
 
 
-def test_total_unknown_reports_at_least(make_workspace: MakeWorkspace, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_total_unknown_reports_at_least(
+    make_workspace: MakeWorkspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import sleuth.resources.results as results
 
     monkeypatch.setattr(results, "COUNT_BUDGET_S", -1.0)
@@ -199,7 +203,10 @@ def test_registry_forgets_the_oldest_results(make_workspace: MakeWorkspace) -> N
 
 
 def test_pages_kept_in_memory_equal_pages_read_back(make_workspace: MakeWorkspace) -> None:
-    files = {f"m{i:02}.py": "".join(f"def f{j}(a, b):\n    return a\n" for j in range(5)) for i in range(30)}
+    files = {
+        f"m{i:02}.py": "".join(f"def f{j}(a, b):\n    return a\n" for j in range(5))
+        for i in range(30)
+    }
     root = make_workspace(files)
     query = "ast:def $F($$$A): $$$B"
     with Workbench(root, build_index=False) as wb:
@@ -216,7 +223,9 @@ def test_pages_kept_in_memory_equal_pages_read_back(make_workspace: MakeWorkspac
     assert sum(len(p["matches"]) for p in pages) == 150
 
 
-def test_registry_forgets_the_oldest_results_past_its_byte_cap(make_workspace: MakeWorkspace) -> None:
+def test_registry_forgets_the_oldest_results_past_its_byte_cap(
+    make_workspace: MakeWorkspace,
+) -> None:
     from sleuth.resources.registry import Registry
 
     root = make_workspace(_tree(n_files=2))

@@ -52,11 +52,18 @@ def test_all_covers_every_page(wb: Workbench) -> None:
     rid = first["result"]
     got = _ranges(wb.read(f"{rid}:all:match"))
     assert got == [
-        ("app.py", 2, "get_user"), ("app.py", 5, "get_user"),
-        ("lib.py", 1, "get_user"), ("notes.txt", 1, "get_user"),
+        ("app.py", 2, "get_user"),
+        ("app.py", 5, "get_user"),
+        ("lib.py", 1, "get_user"),
+        ("notes.txt", 1, "get_user"),
     ]
     lines = _ranges(wb.read(f"{rid}:all:line"))
-    assert [(p, n) for p, n, _ in lines] == [("app.py", 2), ("app.py", 5), ("lib.py", 1), ("notes.txt", 1)]
+    assert [(p, n) for p, n, _ in lines] == [
+        ("app.py", 2),
+        ("app.py", 5),
+        ("lib.py", 1),
+        ("notes.txt", 1),
+    ]
 
 
 def test_all_of_a_large_paged_result(wb: Workbench, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -98,7 +105,9 @@ def test_all_refreshes_after_a_change(wb: Workbench) -> None:
     out = wb.read(f"{rid}:all:match").to_json()
     assert out["refreshed"] is True
     assert [(r["path"], r["line"]) for r in out["ranges"]] == [
-        ("app.py", 3), ("lib.py", 1), ("notes.txt", 1)
+        ("app.py", 3),
+        ("lib.py", 1),
+        ("notes.txt", 1),
     ]
     # a refreshed :all is a fresh result: reading it again needs no refresh
     assert wb.read(f"{rid}:all:match").to_json()["refreshed"] is True

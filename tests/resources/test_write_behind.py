@@ -15,8 +15,13 @@ from tests.conftest import MakeWorkspace
 
 
 def _result(rid: str, n: int) -> tuple[ResultRow, list[MatchRow]]:
-    row = ResultRow(rid, "search", "{}", "fp", "literal", None, False, True, None, n, n, None, {}, {})
-    rows = [MatchRow(i, "a.py", i, i + 1, i, i, "st", {"text": "x" * 100, "i": i}) for i in range(1, n + 1)]
+    row = ResultRow(
+        rid, "search", "{}", "fp", "literal", None, False, True, None, n, n, None, {}, {}
+    )
+    rows = [
+        MatchRow(i, "a.py", i, i + 1, i, i, "st", {"text": "x" * 100, "i": i})
+        for i in range(1, n + 1)
+    ]
     return row, rows
 
 
@@ -83,8 +88,13 @@ def test_a_failed_background_write_leaves_the_result_unregistered(
     assert registry.matches("SEARCH#bad", 1) == []
 
 
-def test_graph_answer_references_resolve_right_after_the_answer(make_workspace: MakeWorkspace) -> None:
-    body = "".join(f"def f{i}():\n    return f{i - 1}()\n\n" if i else "def f0():\n    return 0\n\n" for i in range(120))
+def test_graph_answer_references_resolve_right_after_the_answer(
+    make_workspace: MakeWorkspace,
+) -> None:
+    body = "".join(
+        f"def f{i}():\n    return f{i - 1}()\n\n" if i else "def f0():\n    return 0\n\n"
+        for i in range(120)
+    )
     root = make_workspace({"m.py": body})
     with Workbench(root, servers=False) as wb:
         res = wb.search("graph:m.py", limit=5).to_json()

@@ -111,7 +111,9 @@ def test_pathglobs_whole_folder() -> None:
         (["a+b(c).py"], "x/aab(c).py", False),
     ],
 )
-def test_literal_base_names_match_like_their_glob(globs: list[str], rel: str, expected: bool) -> None:
+def test_literal_base_names_match_like_their_glob(
+    globs: list[str], rel: str, expected: bool
+) -> None:
     """Globs without wildcards are looked up in a set; the answer is the regex's."""
     assert PathGlobs(globs).match(rel) is expected
     assert bool(PathGlobs(globs))

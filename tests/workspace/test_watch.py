@@ -21,7 +21,9 @@ def _wait(cond: object, timeout: float = 10.0) -> bool:
     return False
 
 
-def test_listing_is_reused_until_a_change(make_workspace: MakeWorkspace, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_listing_is_reused_until_a_change(
+    make_workspace: MakeWorkspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(watch, "SETTLE_S", 0.3)
     root = make_workspace({"a.txt": "needle\n"})
     with Workbench(root, watch=True, build_index=False) as wb:
@@ -36,7 +38,9 @@ def test_listing_is_reused_until_a_change(make_workspace: MakeWorkspace, monkeyp
         assert wb.search("needle").to_json()["total"] == 2
 
 
-def test_own_state_writes_do_not_count_as_changes(make_workspace: MakeWorkspace, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_own_state_writes_do_not_count_as_changes(
+    make_workspace: MakeWorkspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(watch, "SETTLE_S", 0.3)
     root = make_workspace({"a.txt": "needle\n"})
     with Workbench(root, watch=True, build_index=False) as wb:
@@ -49,7 +53,9 @@ def test_own_state_writes_do_not_count_as_changes(make_workspace: MakeWorkspace,
         assert ws.generation == gen
 
 
-def test_deny_rules_reload_on_config_change(make_workspace: MakeWorkspace, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_deny_rules_reload_on_config_change(
+    make_workspace: MakeWorkspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(watch, "SETTLE_S", 0.3)
     root = make_workspace({"a.txt": "needle\n", "secret.txt": "needle\n"})
     with Workbench(root, watch=True, build_index=False) as wb:
@@ -62,8 +68,9 @@ def test_deny_rules_reload_on_config_change(make_workspace: MakeWorkspace, monke
         assert [m["path"] for m in wb.search("needle", context=0).to_json()["matches"]] == ["a.txt"]
 
 
-def _watched(make_workspace: MakeWorkspace, monkeypatch: pytest.MonkeyPatch,
-             files: dict[str, str]) -> tuple[Any, Any]:
+def _watched(
+    make_workspace: MakeWorkspace, monkeypatch: pytest.MonkeyPatch, files: dict[str, str]
+) -> tuple[Any, Any]:
     monkeypatch.setattr(watch, "SETTLE_S", 0.3)
     root = make_workspace(files)
     wb = Workbench(root, watch=True, build_index=False, servers=False)
@@ -87,9 +94,11 @@ def _count_walks(ws: Any, monkeypatch: pytest.MonkeyPatch) -> list[int]:
 def test_an_edit_of_a_listed_file_patches_the_listing_without_a_walk(
     how: str, make_workspace: MakeWorkspace, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    root, wb = _watched(make_workspace, monkeypatch,
-                        {"a.txt": "needle\n", "b.txt": "x\n", ".gitignore": "skip/\n",
-                         "skip/c.txt": "needle\n"})
+    root, wb = _watched(
+        make_workspace,
+        monkeypatch,
+        {"a.txt": "needle\n", "b.txt": "x\n", ".gitignore": "skip/\n", "skip/c.txt": "needle\n"},
+    )
     with wb:
         ws = wb.workspace
         before = ws.list_files()
@@ -117,16 +126,21 @@ def test_an_edit_of_a_listed_file_patches_the_listing_without_a_walk(
 def test_other_changes_still_walk(
     change: str, make_workspace: MakeWorkspace, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    root, wb = _watched(make_workspace, monkeypatch,
-                        {"a.txt": "needle\n", "b.txt": "needle\n", "skip/c.txt": "needle\n"})
+    root, wb = _watched(
+        make_workspace,
+        monkeypatch,
+        {"a.txt": "needle\n", "b.txt": "needle\n", "skip/c.txt": "needle\n"},
+    )
     with wb:
         ws = wb.workspace
         ws.list_files()
         walks = _count_walks(ws, monkeypatch)
         gen = ws.generation
-        expected = {"new file": [".n.txt", "a.txt", "b.txt", "skip/c.txt"],
-                    "deleted file": ["a.txt", "skip/c.txt"],
-                    "ignore rules": [".gitignore", "a.txt", "b.txt"]}[change]
+        expected = {
+            "new file": [".n.txt", "a.txt", "b.txt", "skip/c.txt"],
+            "deleted file": ["a.txt", "skip/c.txt"],
+            "ignore rules": [".gitignore", "a.txt", "b.txt"],
+        }[change]
         if change == "new file":
             (root / ".n.txt").write_text("needle\n")
         elif change == "deleted file":
@@ -164,7 +178,9 @@ def test_the_generation_moves_only_once_the_listing_is_patched(
         assert _wait(lambda: ws.generation != gen, timeout=10.0)
         after = ws.list_files()  # at once: no sleep
         assert walks == []
-        assert [f.size for f in after.files if f.path == "b.txt"] == [(root / "b.txt").stat().st_size]
+        assert [f.size for f in after.files if f.path == "b.txt"] == [
+            (root / "b.txt").stat().st_size
+        ]
 
 
 def test_replaced_entries_are_the_positions_a_patch_changed() -> None:

@@ -36,10 +36,10 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from sleuth.errors import NotFound, SleuthError, StaleReference
+from sleuth.errors import SleuthError, StaleReference
 from sleuth.workspace import Workspace, stamp_bytes
 from sleuth.workspace.rooted import Located, locate, read_in, unlink_in, write_file, write_in
-from sleuth.workspace.workspace import state_subdir
+from sleuth.workspace.workspace import path_not_found, state_subdir
 
 __all__ = [
     "FileChange",
@@ -146,18 +146,10 @@ def commit(ws: Workspace, changes: Sequence[FileChange], verify: Sequence[FileCh
             ws.note_changed()
 
 
-def _not_found(rel: str) -> NotFound:
-    # the wording of a missing path, so a file denied since the search is not revealed
-    return NotFound(
-        f"path not found: {rel}; check the spelling, or list files with a 'files:' search",
-        details={"path": rel},
-    )
-
-
 def _verify(ws: Workspace, change: FileChange) -> tuple[Located, int] | None:
     """The file's location and mode when its bytes on disk are what the edit was made from."""
     if ws.is_denied(change.path):
-        raise _not_found(change.path)
+        raise path_not_found(change.path)
     try:
         loc = locate(str(ws.root), change.path)
     except SleuthError:
@@ -166,7 +158,7 @@ def _verify(ws: Workspace, change: FileChange) -> tuple[Located, int] | None:
         return None  # a folder on its way is gone or no longer a folder: it moved on
     try:
         if loc.real != change.path and ws.is_denied(loc.real):
-            raise _not_found(change.path)
+            raise path_not_found(change.path)
         try:
             current, st = read_in(loc.dir_fd, loc.name)
         except OSError:

@@ -30,12 +30,11 @@ from sleuth.errors import (
     InvalidPath,
     InvalidQuery,
     NotFound,
-    StaleReference,
     UnsafeSelection,
 )
 from sleuth.query.request import check_text
 from sleuth.resources.refs import looks_like_ref, parse_ref
-from sleuth.resources.selection import Range, Resolver, Selection
+from sleuth.resources.selection import Range, Resolver, Selection, stale_files
 from sleuth.resources.views import ReadResult, Views
 from sleuth.workspace import FileText, Workspace, encoding_of, stamp_bytes
 from sleuth.workspace.rooted import read_regular, write_file
@@ -281,11 +280,7 @@ class Editor:
             if r.stamp != plans[r.path].ft.stamp:
                 # the range's offsets were found in other bytes than the ones at hand (a cache
                 # that lagged behind an outside write): applying them would corrupt the file
-                raise StaleReference(
-                    f"nothing was written: {r.path} changed since the search; re-run the "
-                    "search and edit through the fresh references",
-                    details={"files": [r.path]},
-                )
+                raise stale_files([r.path])
         return plans
 
     def _apply(

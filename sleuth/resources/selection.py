@@ -24,7 +24,7 @@ from sleuth.resources.refs import CAPTURE_SPANS, Ref, Unit, parse_ref
 from sleuth.resources.registry import MatchRow, Registry, ResultRow
 from sleuth.workspace import FileText, Workspace
 
-__all__ = ["Range", "Selection", "Resolver", "line_range", "request_of"]
+__all__ = ["Range", "Selection", "Resolver", "line_range", "request_of", "stale_files"]
 
 
 @dataclass(frozen=True, order=True)
@@ -154,7 +154,7 @@ class Resolver:
 
     def _to_range(self, ft: FileText, row: MatchRow, unit: Unit) -> Range:
         if row.stamp and row.stamp != ft.stamp:
-            raise _stale([row.path])  # offsets found in other bytes than these
+            raise stale_files([row.path])  # offsets found in other bytes than these
         if row.start_byte is None or row.end_byte is None:  # files mode: the whole file
             end_line = max(1, len(ft.line_starts) - (1 if ft.data.endswith(b"\n") else 0))
             return Range(row.path, ft.body_offset, len(ft.data), 1, end_line, ft.stamp)
@@ -241,7 +241,8 @@ class Resolver:
 _REFRESH_TRIES = 3
 
 
-def _stale(paths: list[str]) -> StaleReference:
+def stale_files(paths: list[str]) -> StaleReference:
+    """``stale_reference`` for files that changed since the search (nothing was done)."""
     return StaleReference(
         f"nothing was done: {', '.join(paths)} changed since the search; re-run the search and "
         "use the fresh references",

@@ -34,7 +34,14 @@ from sleuth.workspace.text import FileText
 from sleuth.workspace.walker import FileList, Walker
 from sleuth.workspace.watch import ChangeWatcher
 
-__all__ = ["Workspace", "STATE_DIR", "state_file_id", "make_state_dir", "state_subdir"]
+__all__ = [
+    "Workspace",
+    "STATE_DIR",
+    "state_file_id",
+    "make_state_dir",
+    "state_subdir",
+    "path_not_found",
+]
 
 STATE_DIR = ".sleuth"
 
@@ -119,7 +126,8 @@ def state_file_id(path: str | os.PathLike[str]) -> tuple[int, int] | None:
     return (st.st_dev, st.st_ino)
 
 
-def _not_found(rel: str) -> NotFound:
+def path_not_found(rel: str) -> NotFound:
+    """The one wording of a missing *and* a denied path, so nothing reveals cloaking."""
     # One wording for missing and denied paths: the message must not reveal cloaking (SPEC §1).
     return NotFound(
         f"path not found: {rel}; check the spelling, or list files with a 'files:' search",
@@ -251,7 +259,7 @@ class Workspace:
         if not rel:
             return ""
         if self.policy.is_denied(rel):
-            raise _not_found(rel)
+            raise path_not_found(rel)
         if symlinked_component(self._root, rel):
             raise InvalidPath(
                 f"{rel} is reached through a symlinked folder; sleuth never searches, reads or "
@@ -262,7 +270,7 @@ class Workspace:
         try:
             st = os.lstat(full)
         except OSError:
-            raise _not_found(rel) from None
+            raise path_not_found(rel) from None
         if stat.S_ISLNK(st.st_mode):
             real = os.path.realpath(full)
             if real != self._root and not real.startswith(self._prefix):
@@ -274,9 +282,9 @@ class Workspace:
                     details={"path": rel},
                 )
             if self.policy.is_denied(real[len(self._prefix) :]):
-                raise _not_found(rel)
+                raise path_not_found(rel)
             if not os.path.exists(real):
-                raise _not_found(rel)
+                raise path_not_found(rel)
         return rel
 
     def read_fresh(self, rel: str) -> FileText | None:
@@ -285,14 +293,14 @@ class Workspace:
         read or edited. None when missing, not a regular file, binary or too large."""
         rel = normalize_rel(rel)
         if not rel or self.policy.is_denied(rel):
-            raise _not_found(rel)
+            raise path_not_found(rel)
         try:
             loc = locate(self._root, rel)
         except (InvalidPath, OSError):
             return None  # through a symlinked folder now, or a folder gone
         try:
             if loc.real != rel and self.policy.is_denied(loc.real):
-                raise _not_found(rel)
+                raise path_not_found(rel)
             data, st = read_in(loc.dir_fd, loc.name)
         except OSError:
             return None
@@ -363,7 +371,7 @@ class Workspace:
             if not real.startswith(self._prefix):
                 raise outside_root(rel)
             if self.policy.is_denied(real[len(self._prefix) :]):
-                raise _not_found(rel)
+                raise path_not_found(rel)
             st = os.stat(full)
         return st
 
@@ -375,7 +383,7 @@ class Workspace:
         """
         rel = normalize_rel(rel)
         if not rel or self.policy.is_denied(rel):
-            raise _not_found(rel)
+            raise path_not_found(rel)
         try:
             if self._watcher is not None and not self._folders_real(rel):
                 raise OSError("reached through a symlinked folder")
@@ -417,7 +425,7 @@ class Workspace:
                 )
             return self._reader.stamp(rel, st)
         except FileNotFoundError as exc:
-            raise _not_found(rel) from exc
+            raise path_not_found(rel) from exc
         except OSError as exc:
             raise InvalidPath(
                 f"cannot read {rel}: {exc.strerror}; check the file's permissions",

@@ -33,14 +33,12 @@ entry.
 from __future__ import annotations
 
 import asyncio
-import inspect
 import os
 import traceback
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING, Annotated, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
@@ -50,26 +48,10 @@ from mcp_types import (
     InputRequiredResult,
     ToolAnnotations,
 )
-from pydantic import Field, ValidationError
+from pydantic import ValidationError
 from pydantic_core import PydanticSerializationError, to_json
 
 from sleuth import render
-from sleuth.cli import (
-    DoctorRequest,
-    EditRequest,
-    EditVerb,
-    Engine,
-    EngineFactory,
-    ReadRequest,
-    RenameRequest,
-    SelectRequest,
-    run_doctor,
-    run_edit,
-    run_read,
-    run_rename,
-    run_search,
-    run_select,
-)
 from sleuth.errors import Internal, InvalidQuery, SleuthError
 from sleuth.mcp_wire import (
     MAX_MESSAGE_BYTES,
@@ -79,7 +61,9 @@ from sleuth.mcp_wire import (
     text_content,
     tool_error,
 )
-from sleuth.query.request import SearchRequest, check_text
+from sleuth.service.requests import check_text
+from sleuth.service.tool_schema import tool_arguments, tool_signature
+from sleuth.service.verbs import EDIT_VERBS, VERBS, Engine, EngineFactory, JsonAnswer, Verb
 
 if TYPE_CHECKING:
     from anyio import AsyncFile
@@ -89,8 +73,8 @@ __all__ = [
     "build_server",
     "EngineThread",
     "SleuthTools",
-    "ToolSpec",
-    "TOOLS",
+    "COMPACT",
+    "tools",
     "tool_error",
     "screen_line",
     "MAX_MESSAGE_BYTES",
@@ -152,23 +136,20 @@ def _internal(exc: BaseException) -> Internal:
     )
 
 
-Strings = Sequence[str]
-Ints = Sequence[int]
-EditRef = Annotated[
-    str,
-    Field(
-        description="what to edit: SEARCH#H:n:match, SEARCH#H:n:line, "
-        "SEARCH#H:all:match, a capture's RESULT#ID ..."
-    ),
-]
-EditText = Annotated[
-    str, Field(description="the new text, used exactly (line endings follow the file's)")
-]
-Target = Annotated[str, Field(description="a reference, or PATH:LINE (before that line)")]
+COMPACT: dict[str, Callable[[Mapping[str, Any]], str]] = {
+    "search": render.search_compact,
+    "read": render.read_compact,
+    "select": render.read_compact,
+    **{verb: partial(render.edit_compact, verb=verb) for verb in EDIT_VERBS},
+    "rename": render.rename_compact,
+    "doctor": render.doctor_compact,
+}
+"""Each tool's text content: the compact rendering of its structured content."""
 
 
 class SleuthTools:
-    """The tool functions; their signatures are the tools' input schemas."""
+    """The tool functions, one per MCP verb of ``VERBS``; each one's signature (its input
+    schema) is generated from the verb's request (``sleuth.service.tool_schema``)."""
 
     def __init__(self, engine: EngineThread) -> None:
         self._engine = engine
@@ -176,7 +157,7 @@ class SleuthTools:
     async def _answer(
         self,
         build: Callable[[], T],
-        run: Callable[[Engine, T], dict[str, Any]],
+        run: Callable[[Engine, T], JsonAnswer],
         compact: Callable[[Mapping[str, Any]], str],
     ) -> CallToolResult:
         try:
@@ -186,216 +167,31 @@ class SleuthTools:
             return tool_error(exc)
         except Exception as exc:
             return tool_error(_internal(exc))
+        if not isinstance(data, dict):  # run_object answers an object; a list is a bug
+            return tool_error(Internal(f"{type(data).__name__} is not a JSON object"))
         try:
             to_json(data)  # what the SDK's writer does: it would fail there, with no answer
         except PydanticSerializationError:
             data = render.printable(data)
         return CallToolResult(content=text_content(compact(data)), structured_content=data)
 
-    async def search(
-        self,
-        query: Annotated[
-            str,
-            Field(
-                description="text; or a prefix: regex:, files:, ast:, "
-                "symbols:, symbol:#ID, graph:, semantic:"
-            ),
-        ],
-        path: Annotated[str, Field(description="folder, file or reference to search in")] = "/",
-        include: Annotated[Strings, Field(description="globs a path must match")] = (),
-        exclude: Annotated[Strings, Field(description="globs that drop a path")] = (),
-        limit: Annotated[int, Field(description="matches per page, at most 500")] = 100,
-        cursor: Annotated[str | None, Field(description="next_cursor of the previous page")] = None,
-        context: Annotated[int, Field(description="context lines before and after")] = 1,
-        case_sensitive: bool = True,
-        lang: Annotated[str | None, Field(description="language for ast:/symbols:")] = None,
-        navigation: Annotated[str | None, Field(description="'references' with symbols:")] = None,
-        selector: Annotated[
-            str | None, Field(description="ast: node kind to report inside a context pattern")
-        ] = None,
-        strictness: Annotated[
-            str | None, Field(description="ast: cst|smart|ast|relaxed|signature")
-        ] = None,
-        depth: Annotated[int | None, Field(description="graph: dependents depth")] = None,
-    ) -> CallToolResult:
-        """Search the workspace: literal text (falls back to regex, then words), or a prefixed
-        query. Answers the result id (SEARCH#H) and one line per match (path:line:col #n text);
-        SEARCH#H:n:match and SEARCH#H:n:line reference match n."""
-        return await self._answer(
-            lambda: SearchRequest.build(
-                query,
-                path=path,
-                include=include,
-                exclude=exclude,
-                limit=limit,
-                cursor=cursor,
-                context=context,
-                lang=lang,
-                navigation=navigation,
-                case_sensitive=case_sensitive,
-                selector=selector,
-                strictness=strictness,
-                depth=depth,
-            ),
-            run_search,
-            render.search_compact,
-        )
+    def tool(self, verb: Verb) -> Callable[..., Awaitable[CallToolResult]]:
+        """The tool function of ``verb``: build its request, run it, answer both contents."""
 
-    async def read(
-        self,
-        target: Annotated[
-            str,
-            Field(
-                description="a path, or a reference: SEARCH#H:n:match, "
-                "SEARCH#H:n:line, SEARCH#H:all:line, RESULT#ID"
-            ),
-        ],
-        offset: Annotated[int | None, Field(description="first line to read (1-based)")] = None,
-        limit: Annotated[int | None, Field(description="number of lines to read")] = None,
-    ) -> CallToolResult:
-        """Read a file (optionally a window of lines) or the exact text a reference selects.
-        Answers a RESULT# id for what was shown (usable as a reference, e.g. as a search path)
-        and one line per selected line: path:line| text."""
-        return await self._answer(
-            lambda: ReadRequest.build(target, offset=offset, limit=limit),
-            run_read,
-            render.read_compact,
-        )
+        async def call(**arguments: Any) -> CallToolResult:
+            return await self._answer(
+                lambda: verb.request.build(**arguments), verb.run_object, COMPACT[verb.name]
+            )
 
-    async def select(
-        self,
-        ref: Annotated[
-            str,
-            Field(
-                description="a result: SEARCH#H (or SEARCH#H:all:line for whole lines) or RESULT#ID"
-            ),
-        ],
-        items: Annotated[Ints, Field(description="match numbers #n to keep")],
-    ) -> CallToolResult:
-        """Keep some matches (their #n) of a result as a new RESULT#, across all its pages.
-        Answers the RESULT# id and one line per selected line: path:line| text."""
-        return await self._answer(
-            lambda: SelectRequest.build(ref, list(items)),
-            run_select,
-            render.read_compact,
-        )
-
-    async def _edit(
-        self,
-        verb: EditVerb,
-        ref: str,
-        *,
-        text: str | None = None,
-        where: str = "before",
-        to: str | None = None,
-    ) -> CallToolResult:
-        return await self._answer(
-            lambda: EditRequest.build(verb, ref, text=text, where=where, to=to),
-            run_edit,
-            partial(render.edit_compact, verb=verb),
-        )
-
-    async def replace(self, ref: EditRef, text: EditText) -> CallToolResult:
-        """Replace every range a reference selects with text, in every file or none (a changed
-        file is stale_reference: search again). Answers a RESULT# selecting the new text, then
-        a unified diff; undo(result) reverts it."""
-        return await self._edit("replace", ref, text=text)
-
-    async def insert(
-        self,
-        ref: EditRef,
-        text: EditText,
-        where: Annotated[str, Field(description="'before' or 'after' each range")] = "before",
-    ) -> CallToolResult:
-        """Insert text before (or after) every range a reference selects. Answers a RESULT#
-        selecting the inserted text, then a unified diff."""
-        return await self._edit("insert", ref, text=text, where=where)
-
-    async def delete(self, ref: EditRef) -> CallToolResult:
-        """Delete every range a reference selects (a :line reference takes its line breaks
-        too). Answers a RESULT# selecting the empty positions, then a unified diff."""
-        return await self._edit("delete", ref)
-
-    async def copy(self, ref: EditRef, to: Target) -> CallToolResult:
-        """Copy the text a reference selects to a target (a reference, or PATH:LINE to insert
-        before that line). Answers a RESULT# selecting the copy, then a unified diff."""
-        return await self._edit("copy", ref, to=to)
-
-    async def move(self, ref: EditRef, to: Target) -> CallToolResult:
-        """Move the text a reference selects to a target (a reference, or PATH:LINE), in one
-        all-or-nothing edit. Answers a RESULT# selecting the moved text, then a unified diff."""
-        return await self._edit("move", ref, to=to)
-
-    async def undo(
-        self,
-        result: Annotated[str, Field(description="the RESULT# an edit answered")],
-    ) -> CallToolResult:
-        """Undo an edit: restore the exact bytes it replaced, if its files still hold what it
-        wrote (otherwise conflict, nothing written). Answers a RESULT# and a unified diff."""
-        return await self._edit("undo", result)
-
-    async def rename(
-        self,
-        ref: Annotated[
-            str,
-            Field(
-                description="the symbol's name: a symbols: match SEARCH#H:n:match (or REF#NEW_NAME)"
-            ),
-        ],
-        new_name: Annotated[
-            str | None, Field(description="the new name (omit with REF#NEW_NAME)")
-        ] = None,
-        force: Annotated[
-            bool,
-            Field(
-                description="rename even where the new name is already used (otherwise conflict)"
-            ),
-        ] = False,
-    ) -> CallToolResult:
-        """Rename a symbol through its language server (native rename, every file or none;
-        unsupported without a server). Answers a RESULT# selecting every new name, a unified
-        diff, and the text occurrences of the old name it did not change, for review."""
-        return await self._answer(
-            lambda: RenameRequest.build(ref, new_name, force),
-            run_rename,
-            render.rename_compact,
-        )
-
-    async def doctor(self) -> CallToolResult:
-        """The language servers per language: found or not, version, how to install. Without
-        a server symbols: answers are syntactic and rename is unsupported."""
-        return await self._answer(
-            DoctorRequest,
-            lambda engine, request: {
-                "servers": run_doctor(engine, request),
-                "recovered": engine.recovered(),
-            },
-            render.doctor_compact,
-        )
+        call.__name__ = verb.name
+        call.__doc__ = verb.description
+        setattr(call, "__signature__", tool_signature(verb.request, CallToolResult))  # noqa: B010
+        return call
 
 
-@dataclass(frozen=True)
-class ToolSpec:
-    """One MCP tool: its name, the ``SleuthTools`` method and whether it only reads."""
-
-    name: str
-    method: str
-    read_only: bool = True
-
-
-TOOLS: tuple[ToolSpec, ...] = (
-    ToolSpec("search", "search"),
-    ToolSpec("read", "read"),
-    ToolSpec("select", "select"),
-    ToolSpec("replace", "replace", read_only=False),
-    ToolSpec("insert", "insert", read_only=False),
-    ToolSpec("delete", "delete", read_only=False),
-    ToolSpec("copy", "copy", read_only=False),
-    ToolSpec("move", "move", read_only=False),
-    ToolSpec("undo", "undo", read_only=False),
-    ToolSpec("rename", "rename", read_only=False),
-    ToolSpec("doctor", "doctor"),
-)
+def tools() -> list[Verb]:
+    """The verbs served as MCP tools, in ``VERBS`` order."""
+    return [verb for verb in VERBS.values() if "mcp" in verb.faces]
 
 
 class _Server(MCPServer[Any]):
@@ -467,18 +263,17 @@ def _check_call(
 
 
 def build_server(engine: EngineThread) -> MCPServer[Any]:
-    """An MCP server with one tool per ``TOOLS`` entry, all sharing ``engine``."""
+    """An MCP server with one tool per MCP verb, all sharing ``engine``."""
     server = _Server("sleuth", instructions=INSTRUCTIONS, log_level="WARNING")
-    tools = SleuthTools(engine)
-    for spec in TOOLS:
-        method = getattr(tools, spec.method)
-        server.tool_arguments[spec.name] = tuple(inspect.signature(method).parameters)
+    sleuth_tools = SleuthTools(engine)
+    for verb in tools():
+        server.tool_arguments[verb.name] = tool_arguments(verb.request)
         server.add_tool(
-            method,
-            name=spec.name,
-            description=inspect.getdoc(method),
+            sleuth_tools.tool(verb),
+            name=verb.name,
+            description=verb.description,
             annotations=ToolAnnotations(
-                read_only_hint=spec.read_only, destructive_hint=not spec.read_only
+                read_only_hint=verb.read_only, destructive_hint=not verb.read_only
             ),
         )
     return server

@@ -24,6 +24,8 @@ from sleuth.errors import (
     Unsupported,
 )
 from sleuth.mcp import EngineThread, build_server
+from sleuth.service import requests as rq
+from sleuth.service import verbs
 
 RESPONSE: dict[str, Any] = {
     "query": "get_user",
@@ -445,13 +447,13 @@ def test_parse_read_select_index_into_frozen_requests() -> None:
         ]
     )
     assert (inv.verb, inv.root, inv.json) == ("read", "/w", True)
-    assert inv.request == cli.ReadRequest("SEARCH#00ff00ff:2:line", 3, 4)
+    assert inv.request == rq.ReadRequest("SEARCH#00ff00ff:2:line", 3, 4)
     with pytest.raises(AttributeError):
         inv.request.target = "x"
-    assert cli.parse_args(["read", "a.py"]).request == cli.ReadRequest("a.py", None, None)
+    assert cli.parse_args(["read", "a.py"]).request == rq.ReadRequest("a.py", None, None)
     inv = cli.parse_args(["select", "SEARCH#00ff00ff", "1", "3"])
-    assert inv.request == cli.SelectRequest("SEARCH#00ff00ff", (1, 3))
-    assert cli.parse_args(["index", "--json"]).request == cli.IndexRequest()
+    assert inv.request == rq.SelectRequest("SEARCH#00ff00ff", (1, 3))
+    assert cli.parse_args(["index", "--json"]).request == rq.IndexRequest()
 
 
 @pytest.mark.parametrize(
@@ -685,24 +687,16 @@ def test_parse_edit_verbs_into_frozen_requests(monkeypatch: pytest.MonkeyPatch) 
         ["replace", "SEARCH#00ff:1:match", "--text", "x", "--root", "/w", "--json"]
     )
     assert (inv.verb, inv.root, inv.json) == ("replace", "/w", True)
-    assert inv.request == cli.EditRequest("replace", "SEARCH#00ff:1:match", "x")
+    assert inv.request == rq.ReplaceRequest("SEARCH#00ff:1:match", "x")
     with pytest.raises(AttributeError):
         inv.request.text = "y"
     assert cli.parse_args(["insert", "R", "--text", "t"]).request.where == "before"
-    assert cli.parse_args(["insert", "R", "--text", "t", "--after"]).request == cli.EditRequest(
-        "insert", "R", "t", "after"
-    )
-    assert cli.parse_args(["insert", "R", "--text", "", "--before"]).request == cli.EditRequest(
-        "insert", "R", "", "before"
-    )
-    assert cli.parse_args(["delete", "R"]).request == cli.EditRequest("delete", "R")
-    assert cli.parse_args(["copy", "R", "--to", "b.py:3"]).request == cli.EditRequest(
-        "copy", "R", to="b.py:3"
-    )
-    assert cli.parse_args(["move", "R", "--to", "RESULT#1"]).request == cli.EditRequest(
-        "move", "R", to="RESULT#1"
-    )
-    assert cli.parse_args(["undo", "RESULT#1"]).request == cli.EditRequest("undo", "RESULT#1")
+    assert cli.parse_args(["insert", "R", "--text", "t", "--after"]).request == rq.InsertRequest("R", "t", "after")
+    assert cli.parse_args(["insert", "R", "--text", "", "--before"]).request == rq.InsertRequest("R", "", "before")
+    assert cli.parse_args(["delete", "R"]).request == rq.DeleteRequest("R")
+    assert cli.parse_args(["copy", "R", "--to", "b.py:3"]).request == rq.CopyRequest("R", to="b.py:3")
+    assert cli.parse_args(["move", "R", "--to", "RESULT#1"]).request == rq.MoveRequest("R", to="RESULT#1")
+    assert cli.parse_args(["undo", "RESULT#1"]).request == rq.UndoRequest("RESULT#1")
     assert sys.stdin.buffer.reads == []  # --text given, delete/copy/move/undo: stdin untouched
 
 
@@ -724,7 +718,7 @@ def test_text_from_a_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
 
 
 def test_text_input_is_capped_at_the_engine_limit(monkeypatch: pytest.MonkeyPatch) -> None:
-    from sleuth.edit.operations import MAX_EDIT_TEXT
+    from sleuth.service.requests import MAX_EDIT_TEXT
 
     monkeypatch.setattr("sys.stdin", _Stdin(b"x" * (MAX_EDIT_TEXT + 10)))
     with pytest.raises(SleuthError) as info:
@@ -734,7 +728,7 @@ def test_text_input_is_capped_at_the_engine_limit(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setattr("sys.stdin", _Stdin(b"x" * MAX_EDIT_TEXT))
     assert len(cli.parse_args(["replace", "R"]).request.text) == MAX_EDIT_TEXT
     with pytest.raises(SleuthError) as info:
-        cli.EditRequest.build("replace", "R", text="y" * (MAX_EDIT_TEXT + 1))
+        rq.ReplaceRequest.build("R", text="y" * (MAX_EDIT_TEXT + 1))
     assert info.value.code == "invalid_query"
 
 
@@ -792,7 +786,7 @@ def test_edit_usage_errors_before_any_engine(argv: list[str]) -> None:
 )
 def test_edit_request_build_validates(verb: str, kwargs: dict[str, Any]) -> None:
     with pytest.raises(SleuthError) as info:
-        cli.EditRequest.build(verb, "SEARCH#00ff:1:match", **kwargs)
+        verbs.VERBS[verb].request.build("SEARCH#00ff:1:match", **kwargs)
     assert info.value.code == "invalid_query"
 
 
@@ -885,7 +879,7 @@ def test_edit_errors_map_to_spec_codes(argv: list[str], code: str, exit_code: in
 
 def test_help_lists_the_edit_verbs() -> None:
     text = cli.build_parser().format_help()
-    for verb in cli.EDIT_VERBS:
+    for verb in verbs.EDIT_VERBS:
         assert f"    {verb} " in text
 
 
@@ -1066,7 +1060,7 @@ class SymbolRun(Run):
 def test_parse_rename_both_forms_into_one_frozen_request(argv: list[str]) -> None:
     inv = cli.parse_args([*argv, "--root", "/w", "--json"])
     assert (inv.verb, inv.root, inv.json) == ("rename", "/w", True)
-    assert inv.request == cli.RenameRequest("SEARCH#00ff:1:match", "grand_total")
+    assert inv.request == rq.RenameRequest("SEARCH#00ff:1:match", "grand_total")
     with pytest.raises(AttributeError):
         inv.request.new_name = "x"
 

@@ -13,7 +13,7 @@ import sleuth
 
 PKG = Path(sleuth.__file__).parent
 
-BASE = {"errors", "model", "prefilter", "write_behind"}
+BASE = {"errors", "fields", "model", "prefilter", "write_behind"}
 ENGINES = {"text_search", "ast_search", "lsp_bridge", "graph"}
 LAYER = {"workspace": 1, **dict.fromkeys(ENGINES, 2), "query": 3, "resources": 4, "edit": 4}
 FACE_LAYER = 5

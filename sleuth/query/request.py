@@ -10,11 +10,11 @@ other verbs' arguments in every face.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from sleuth.errors import InvalidQuery
+from sleuth.fields import Request, arg
 
 __all__ = [
     "SearchRequest",
@@ -65,42 +65,55 @@ def check_text(value: str, name: str) -> str:
 
 
 @dataclass(frozen=True)
-class SearchRequest:
+class SearchRequest(Request):
     """One search, exactly as the caller asked for it (after bounds are applied)."""
 
-    query: str
-    path: str = "/"
-    include: tuple[str, ...] = ()
-    exclude: tuple[str, ...] = ()
-    limit: int = DEFAULT_LIMIT
-    cursor: str | None = None
-    context: int = 1
-    lang: str | None = None
-    navigation: str | None = None
-    case_sensitive: bool = True
-    selector: str | None = None
-    strictness: str | None = None
-    depth: int | None = None
+    query: str = arg(
+        cli="positional",
+        metavar="QUERY",
+        help="text, or a prefix: regex: files: ast: ...",
+        describe="text; or a prefix: regex:, files:, ast:, symbols:, symbol:#ID, graph:, semantic:",
+    )
+    path: str = arg("/", help="folder, file or reference to search in")
+    include: tuple[str, ...] = arg((), metavar="GLOB", help="globs a path must match")
+    exclude: tuple[str, ...] = arg((), metavar="GLOB", help="globs that drop a path")
+    limit: int = arg(
+        DEFAULT_LIMIT, help="matches per page (max 500)", describe="matches per page, at most 500"
+    )
+    cursor: str | None = arg(None, help="next_cursor of the previous page")
+    context: int = arg(
+        1, metavar="N", help="context lines", describe="context lines before and after"
+    )
+    lang: str | None = arg(
+        None, help="language for ast: and symbols: queries", describe="language for ast:/symbols:"
+    )
+    navigation: str | None = arg(None, choices=("references",), help="'references' with symbols:")
+    case_sensitive: bool = arg(
+        True, cli="off_flag", flag="--ignore-case", short="-i", help="case-insensitive"
+    )
+    selector: str | None = arg(
+        None,
+        metavar="KIND",
+        help="ast: the node kind to report inside a context pattern",
+        describe="ast: node kind to report inside a context pattern",
+    )
+    strictness: str | None = arg(
+        None,
+        choices=("cst", "smart", "ast", "relaxed", "signature"),
+        help="ast: how strictly the pattern must match (default smart)",
+        describe="ast: cst|smart|ast|relaxed|signature",
+    )
+    depth: int | None = arg(
+        None,
+        metavar="N",
+        help="graph: how far to follow dependents",
+        describe="graph: dependents depth",
+    )
 
     @classmethod
-    def build(
-        cls,
-        query: str,
-        *,
-        path: str | None = "/",
-        include: Sequence[str] = (),
-        exclude: Sequence[str] = (),
-        limit: int | None = DEFAULT_LIMIT,
-        cursor: str | None = None,
-        context: int | None = 1,
-        lang: str | None = None,
-        navigation: str | None = None,
-        case_sensitive: bool = True,
-        selector: str | None = None,
-        strictness: str | None = None,
-        depth: int | None = None,
-    ) -> SearchRequest:
+    def check(cls, values: dict[str, Any]) -> dict[str, Any]:
         """Validate raw arguments; raises ``InvalidQuery`` for anything malformed."""
+        query = values["query"]
         if not isinstance(query, str):
             raise InvalidQuery("the query must be a string")
         if query == "" or query.strip() == "":
@@ -117,50 +130,50 @@ class SearchRequest:
                 "search for a distinctive part of it",
                 details={"length": len(query), "max": MAX_QUERY_CHARS},
             )
-        if limit is None:
-            limit = DEFAULT_LIMIT
+        limit = DEFAULT_LIMIT if values["limit"] is None else values["limit"]
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
             raise InvalidQuery(f"limit must be a positive integer, got {limit!r}")
-        if context is None:
-            context = 1
+        context = 1 if values["context"] is None else values["context"]
         if isinstance(context, bool) or not isinstance(context, int) or context < 0:
             raise InvalidQuery(f"context must be a non-negative integer, got {context!r}")
-        for name, globs in (("include", include), ("exclude", exclude)):
+        for name in ("include", "exclude"):
+            globs = values[name]
+            if isinstance(globs, str):
+                raise InvalidQuery(f"{name} is a list of globs, got the string {globs!r}")
             for glob in globs:
                 if not isinstance(glob, str) or glob == "" or "\x00" in glob:
                     raise InvalidQuery(f"{name} globs must be non-empty strings, got {glob!r}")
                 check_text(glob, name)
+        path = values["path"]
         path = "/" if path in (None, "") else check_text(str(path), "path")
+        navigation = values["navigation"]
         if navigation not in (None, "references"):
             raise InvalidQuery(f"navigation must be 'references' or absent, got {navigation!r}")
-        for name, value in (("lang", lang), ("selector", selector), ("strictness", strictness)):
+        for name in ("lang", "selector", "strictness"):
+            value = values[name]
             if value is not None and (not isinstance(value, str) or not value.strip()):
                 raise InvalidQuery(f"{name} must be a non-empty string, got {value!r}")
             if value is not None:
                 check_text(value, name)
+        depth = values["depth"]
         if depth is not None and (
             isinstance(depth, bool) or not isinstance(depth, int) or depth < 0
         ):
             raise InvalidQuery(f"depth must be a non-negative integer, got {depth!r}")
+        cursor = values["cursor"]
         if cursor is not None and (not isinstance(cursor, str) or not cursor):
             raise InvalidQuery("cursor must be the next_cursor string of a previous page")
         if cursor is not None:
             check_text(cursor, "cursor")
-        return cls(
-            query=query,
-            path=path,
-            include=tuple(include),
-            exclude=tuple(exclude),
-            limit=min(limit, MAX_LIMIT),
-            cursor=cursor,
-            context=min(context, MAX_CONTEXT),
-            lang=lang,
-            navigation=navigation,
-            case_sensitive=bool(case_sensitive),
-            selector=selector,
-            strictness=strictness,
-            depth=depth,
-        )
+        return {
+            **values,
+            "path": path,
+            "include": tuple(values["include"]),
+            "exclude": tuple(values["exclude"]),
+            "limit": min(limit, MAX_LIMIT),
+            "context": min(context, MAX_CONTEXT),
+            "case_sensitive": bool(values["case_sensitive"]),
+        }
 
     def identity(self) -> dict[str, Any]:
         """What makes two requests the same search (everything but paging)."""

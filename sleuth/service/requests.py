@@ -1,0 +1,310 @@
+"""The frozen request of every verb but ``search`` (which ``sleuth.query.request`` declares).
+
+Each field is declared once, with its type, default and ``Arg`` (help text, CLI spelling, MCP
+description); the CLI parser, the MCP tool schemas and the checks every face shares come from
+here (docs/faces.md). ``build`` validates without I/O and raises ``invalid_query`` naming what
+is wrong; the text of an edit is capped here, once, for every face (``MAX_EDIT_TEXT``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from sleuth.errors import InvalidQuery
+from sleuth.fields import Request, arg
+from sleuth.query.request import SearchRequest, check_text
+
+__all__ = [
+    "MAX_EDIT_TEXT",
+    "SearchRequest",
+    "ReadRequest",
+    "SelectRequest",
+    "IndexRequest",
+    "ReplaceRequest",
+    "InsertRequest",
+    "DeleteRequest",
+    "CopyRequest",
+    "MoveRequest",
+    "UndoRequest",
+    "RenameRequest",
+    "DoctorRequest",
+    "EditRequest",
+    "Where",
+    "check_text",
+]
+
+MAX_EDIT_TEXT = 16 * 1024 * 1024
+"""The longest edit text, in characters (``--text-file``/stdin: in bytes)."""
+
+Where = Literal["before", "after"]
+
+_EDIT_REF = "what to edit: SEARCH#H:N:match, SEARCH#H:all:line, RESULT#ID ..."
+_EDIT_REF_MCP = (
+    "what to edit: SEARCH#H:n:match, SEARCH#H:n:line, SEARCH#H:all:match, a capture's RESULT#ID ..."
+)
+_EDIT_TEXT = "the new text"
+_EDIT_TEXT_MCP = "the new text, used exactly (line endings follow the file's)"
+_TARGET = "a reference, or PATH:LINE (before that line)"
+
+
+def _positive(value: object, what: str) -> int | None:
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+        raise InvalidQuery(f"{what}, got {value!r}")
+    return value
+
+
+def _non_empty(value: object, what: str, name: str) -> str:
+    if not isinstance(value, str) or not value:
+        raise InvalidQuery(what)
+    return check_text(value, name)
+
+
+def _edit_text(verb: str, text: object) -> str:
+    if not isinstance(text, str):
+        raise InvalidQuery(f"{verb} needs the text (--text, --text-file or stdin)")
+    check_text(text, "text")
+    if len(text) > MAX_EDIT_TEXT:
+        raise InvalidQuery(
+            f"edit text too large ({len(text)} characters, at most {MAX_EDIT_TEXT}): "
+            "nothing was written",
+            details={"length": len(text), "max": MAX_EDIT_TEXT},
+        )
+    return text
+
+
+def _edit_ref(verb: str, ref: object) -> str:
+    return _non_empty(ref, f"{verb} needs a reference, e.g. SEARCH#1a2b3c4d:2:match", "ref")
+
+
+@dataclass(frozen=True)
+class ReadRequest(Request):
+    """``read TARGET [--offset N] [--limit N]``: a path or reference, and a line window."""
+
+    target: str = arg(
+        cli="positional",
+        metavar="TARGET",
+        help="a path, or a reference: SEARCH#H:N:match, SEARCH#H:all:line, RESULT#ID ...",
+        describe="a path, or a reference: SEARCH#H:n:match, SEARCH#H:n:line, "
+        "SEARCH#H:all:line, RESULT#ID",
+    )
+    offset: int | None = arg(
+        None,
+        metavar="N",
+        help="first line to show (1-based)",
+        describe="first line to read (1-based)",
+    )
+    limit: int | None = arg(
+        None, metavar="N", help="number of lines to show", describe="number of lines to read"
+    )
+
+    @classmethod
+    def check(cls, values: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "target": _non_empty(
+                values["target"], "read needs a target: a path or a reference", "target"
+            ),
+            "offset": _positive(values["offset"], "offset is the first line to read (1-based)"),
+            "limit": _positive(values["limit"], "limit is the number of lines to read"),
+        }
+
+
+@dataclass(frozen=True)
+class SelectRequest(Request):
+    """``select REF N [N...]``: the matches ``#N`` of result ``REF`` to keep."""
+
+    ref: str = arg(
+        cli="positional",
+        metavar="REF",
+        help="a result: SEARCH#H or RESULT#ID",
+        describe="a result: SEARCH#H (or SEARCH#H:all:line for whole lines) or RESULT#ID",
+    )
+    items: tuple[int, ...] = arg(
+        cli="positional",
+        metavar="N",
+        help="match numbers (#n) to keep",
+        describe="match numbers #n to keep",
+    )
+
+    @classmethod
+    def check(cls, values: dict[str, Any]) -> dict[str, Any]:
+        ref = _non_empty(values["ref"], "select needs a reference, e.g. SEARCH#1a2b3c4d", "ref")
+        items = values["items"]
+        if isinstance(items, (str, bytes)) or not items:
+            raise InvalidQuery("select needs at least one item number (as listed by #n)")
+        for item in items:
+            _positive(item, "item numbers are positive integers (the #n of a match)")
+        return {"ref": ref, "items": tuple(items)}
+
+
+@dataclass(frozen=True)
+class IndexRequest(Request):
+    """``index``: build or refresh the trigram index in ``.sleuth/``."""
+
+
+@dataclass(frozen=True)
+class ReplaceRequest(Request):
+    """``replace REF``: every range ``REF`` selects becomes ``text``."""
+
+    ref: str = arg(cli="positional", metavar="REF", help=_EDIT_REF, describe=_EDIT_REF_MCP)
+    text: str = arg(cli="text", metavar="T", help=_EDIT_TEXT, describe=_EDIT_TEXT_MCP)
+
+    @classmethod
+    def check(cls, values: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "ref": _edit_ref("replace", values["ref"]),
+            "text": _edit_text("replace", values["text"]),
+        }
+
+
+@dataclass(frozen=True)
+class InsertRequest(Request):
+    """``insert REF [--before|--after]``: ``text`` beside every range ``REF`` selects."""
+
+    ref: str = arg(cli="positional", metavar="REF", help=_EDIT_REF, describe=_EDIT_REF_MCP)
+    text: str = arg(cli="text", metavar="T", help=_EDIT_TEXT, describe=_EDIT_TEXT_MCP)
+    where: Where = arg(
+        "before",
+        cli="choice_flags",
+        choices=("before", "after"),
+        choice_help=(
+            "insert before each selected range (default)",
+            "insert after each selected range",
+        ),
+        help="where to insert: before or after each selected range",
+        describe="'before' or 'after' each range",
+    )
+
+    @classmethod
+    def check(cls, values: dict[str, Any]) -> dict[str, Any]:
+        where = values["where"]
+        if where not in ("before", "after"):
+            raise InvalidQuery(f"where must be 'before' or 'after', got {where!r}")
+        return {
+            "ref": _edit_ref("insert", values["ref"]),
+            "text": _edit_text("insert", values["text"]),
+            "where": where,
+        }
+
+
+@dataclass(frozen=True)
+class DeleteRequest(Request):
+    """``delete REF``: every range ``REF`` selects goes (whole lines for ``:line``)."""
+
+    ref: str = arg(cli="positional", metavar="REF", help=_EDIT_REF, describe=_EDIT_REF_MCP)
+
+    @classmethod
+    def check(cls, values: dict[str, Any]) -> dict[str, Any]:
+        return {"ref": _edit_ref("delete", values["ref"])}
+
+
+def _copy_check(verb: str, values: dict[str, Any]) -> dict[str, Any]:
+    to = _non_empty(values["to"], f"{verb} needs a target: --to REF or --to PATH:LINE", "to")
+    return {"ref": _edit_ref(verb, values["ref"]), "to": to}
+
+
+@dataclass(frozen=True)
+class CopyRequest(Request):
+    """``copy REF --to TARGET``: the selected text, again at ``TARGET``."""
+
+    ref: str = arg(cli="positional", metavar="REF", help=_EDIT_REF, describe=_EDIT_REF_MCP)
+    to: str = arg(metavar="TARGET", help=_TARGET)
+
+    @classmethod
+    def check(cls, values: dict[str, Any]) -> dict[str, Any]:
+        return _copy_check("copy", values)
+
+
+@dataclass(frozen=True)
+class MoveRequest(Request):
+    """``move REF --to TARGET``: the selected text, moved to ``TARGET`` in one edit."""
+
+    ref: str = arg(cli="positional", metavar="REF", help=_EDIT_REF, describe=_EDIT_REF_MCP)
+    to: str = arg(metavar="TARGET", help=_TARGET)
+
+    @classmethod
+    def check(cls, values: dict[str, Any]) -> dict[str, Any]:
+        return _copy_check("move", values)
+
+
+@dataclass(frozen=True)
+class UndoRequest(Request):
+    """``undo RESULT#ID``: restore what that edit replaced, if its files are unchanged since."""
+
+    result: str = arg(cli="positional", metavar="RESULT#ID", help="the RESULT# an edit answered")
+
+    @classmethod
+    def check(cls, values: dict[str, Any]) -> dict[str, Any]:
+        result = _non_empty(
+            values["result"],
+            "undo needs the RESULT# an edit answered, e.g. RESULT#1a2b3c4d",
+            "result",
+        )
+        return {"result": result}
+
+
+EditRequest = (
+    ReplaceRequest | InsertRequest | DeleteRequest | CopyRequest | MoveRequest | UndoRequest
+)
+
+
+@dataclass(frozen=True)
+class RenameRequest(Request):
+    """``rename REF NEW`` (or ``rename REF#NEW``): one symbol and its new name."""
+
+    ref: str = arg(
+        cli="positional",
+        metavar="REF",
+        help="the symbol: a symbols: match (SEARCH#H:N:match); or REF#NEW",
+        describe="the symbol's name: a symbols: match SEARCH#H:n:match (or REF#NEW_NAME)",
+    )
+    new_name: str | None = arg(
+        None,
+        cli="positional",
+        metavar="NEW",
+        help="the new name (or write REF#NEW)",
+        describe="the new name (omit with REF#NEW_NAME)",
+    )
+    force: bool = arg(
+        False,
+        cli="flag",
+        help="rename even where the new name is already used (else conflict, exit 3)",
+        describe="rename even where the new name is already used (otherwise conflict)",
+    )
+
+    @classmethod
+    def check(cls, values: dict[str, Any]) -> dict[str, Any]:
+        from sleuth.edit.rename import split_rename  # late: --help stays instant
+
+        ref = _non_empty(
+            values["ref"],
+            "rename needs a reference to a symbol's name, e.g. "
+            "SEARCH#1a2b3c4d:1:match (a symbols: match), and the new name",
+            "ref",
+        )
+        new_name = values["new_name"]
+        if new_name is not None:
+            new_name = _non_empty(new_name, "rename needs the new name: rename REF NEW", "new_name")
+        force = values["force"]
+        if not isinstance(force, bool):
+            raise InvalidQuery(f"force is true or false, got {force!r}")
+        ref, new_name = split_rename(ref, new_name)
+        return {"ref": ref, "new_name": new_name, "force": force}
+
+
+@dataclass(frozen=True)
+class DoctorRequest(Request):
+    """``doctor``: which language servers run here, and how to install the missing ones;
+    with ``recover``, the interrupted edits recovery could not finish (docs/SAFETY.md)."""
+
+    recover: bool = arg(
+        False,
+        cli="flag",
+        mcp=False,
+        help="list interrupted edits that recovery left for you "
+        "(.sleuth/recovered/), with each file and why",
+    )
+
+    @classmethod
+    def check(cls, values: dict[str, Any]) -> dict[str, Any]:
+        return {"recover": bool(values["recover"])}

@@ -1,0 +1,249 @@
+"""The verbs every face serves: one ``Verb`` per verb, with its request and how it runs.
+
+A face looks a verb up here, builds its request (from argv, from MCP arguments or from Python
+keywords, all generated from the request's fields), runs it on an ``Engine`` — the part of
+``Workbench`` the faces call — and renders the JSON it answers (docs/json.md). Adding a verb is
+a request type, a ``Workbench`` method and one entry of ``VERBS``; its CLI parser and MCP tool
+follow from them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from sleuth.service.requests import (
+    CopyRequest,
+    DeleteRequest,
+    DoctorRequest,
+    IndexRequest,
+    InsertRequest,
+    MoveRequest,
+    ReadRequest,
+    RenameRequest,
+    ReplaceRequest,
+    SearchRequest,
+    SelectRequest,
+    UndoRequest,
+)
+
+__all__ = [
+    "Engine",
+    "EngineFactory",
+    "Result",
+    "JsonAnswer",
+    "Verb",
+    "VERBS",
+    "EDIT_VERBS",
+    "values_of",
+]
+
+JsonAnswer = dict[str, Any] | list[dict[str, Any]]
+"""What a verb answers: a JSON object (a list of rows for the CLI's ``doctor``)."""
+
+
+class Result(Protocol):
+    """What a verb method of the engine returns: something that serialises to JSON."""
+
+    def to_json(self) -> dict[str, Any]: ...
+
+
+class Engine(Protocol):
+    """The part of ``Workbench`` the faces call; each verb method takes its request's fields
+    as keywords (unit tests of a face pass a fake)."""
+
+    def search(self, *args: Any, **kwargs: Any) -> Result: ...
+
+    def read(self, *args: Any, **kwargs: Any) -> Result: ...
+
+    def select(self, *args: Any, **kwargs: Any) -> Result: ...
+
+    def index_now(self) -> int: ...
+
+    def replace(self, *args: Any, **kwargs: Any) -> Result: ...
+
+    def insert(self, *args: Any, **kwargs: Any) -> Result: ...
+
+    def delete(self, *args: Any, **kwargs: Any) -> Result: ...
+
+    def copy(self, *args: Any, **kwargs: Any) -> Result: ...
+
+    def move(self, *args: Any, **kwargs: Any) -> Result: ...
+
+    def undo(self, *args: Any, **kwargs: Any) -> Result: ...
+
+    def rename(self, *args: Any, **kwargs: Any) -> Result: ...
+
+    def doctor(self) -> list[dict[str, Any]]: ...
+
+    def recovered(self) -> list[dict[str, Any]]: ...
+
+    def close(self) -> None: ...
+
+
+EngineFactory = Callable[[str, bool], Engine]
+"""Builds the engine for ``(root, no_ignore)``."""
+
+
+def values_of(request: object) -> dict[str, Any]:
+    """A request's fields as keywords for the engine method of the same verb."""
+    return {f.name: getattr(request, f.name) for f in dataclasses.fields(request)}  # type: ignore[arg-type]
+
+
+def _method(name: str) -> Callable[[Engine, Any], JsonAnswer]:
+    def run(engine: Engine, request: Any) -> JsonAnswer:
+        answer: JsonAnswer = getattr(engine, name)(**values_of(request)).to_json()
+        return answer
+
+    return run
+
+
+def _index(engine: Engine, request: Any) -> JsonAnswer:
+    del request
+    from sleuth.query.index import INDEX_FILE  # late: --help and usage errors stay instant
+    from sleuth.workspace.workspace import STATE_DIR
+
+    return {"indexed": engine.index_now(), "path": f"{STATE_DIR}/{INDEX_FILE}"}
+
+
+def _doctor(engine: Engine, request: Any) -> JsonAnswer:
+    if request.recover:
+        return {"recovered": engine.recovered()}
+    return engine.doctor()
+
+
+def _doctor_object(engine: Engine, request: Any) -> JsonAnswer:
+    del request
+    return {"servers": engine.doctor(), "recovered": engine.recovered()}
+
+
+@dataclass(frozen=True)
+class Verb:
+    """One verb: its request type, its one-line summary (CLI help) and its description (the
+    MCP tool's), whether it only reads, and how it runs."""
+
+    name: str
+    request: type[Any]
+    summary: str
+    description: str
+    run: Callable[[Engine, Any], JsonAnswer]
+    read_only: bool = True
+    object_run: Callable[[Engine, Any], JsonAnswer] | None = None
+    """How to answer where the answer must be a JSON object (MCP structured content), when
+    ``run`` may answer a list."""
+    faces: tuple[str, ...] = ("cli", "mcp")
+
+    def run_object(self, engine: Engine, request: Any) -> JsonAnswer:
+        return (self.object_run or self.run)(engine, request)
+
+
+def _edit(name: str, request: type[Any], summary: str, description: str) -> Verb:
+    return Verb(name, request, summary, description, _method(name), read_only=False)
+
+
+VERBS: dict[str, Verb] = {
+    verb.name: verb
+    for verb in (
+        Verb(
+            "search",
+            SearchRequest,
+            "search the workspace",
+            "Search the workspace: literal text (falls back to regex, then words), or a prefixed "
+            "query. Answers the result id (SEARCH#H) and one line per match (path:line:col #n "
+            "text); SEARCH#H:n:match and SEARCH#H:n:line reference match n.",
+            _method("search"),
+        ),
+        Verb(
+            "read",
+            ReadRequest,
+            "read a file or a reference (registers a RESULT#)",
+            "Read a file (optionally a window of lines) or the exact text a reference selects. "
+            "Answers a RESULT# id for what was shown (usable as a reference, e.g. as a search "
+            "path) and one line per selected line: path:line| text.",
+            _method("read"),
+        ),
+        Verb(
+            "select",
+            SelectRequest,
+            "keep some matches of a result as a RESULT#",
+            "Keep some matches (their #n) of a result as a new RESULT#, across all its pages. "
+            "Answers the RESULT# id and one line per selected line: path:line| text.",
+            _method("select"),
+        ),
+        Verb(
+            "index",
+            IndexRequest,
+            "build or refresh the trigram index in .sleuth/",
+            "Build or refresh the trigram index in .sleuth/.",
+            _index,
+            faces=("cli",),
+        ),
+        _edit(
+            "replace",
+            ReplaceRequest,
+            "replace what a reference selects with new text",
+            "Replace every range a reference selects with text, in every file or none (a changed "
+            "file is stale_reference: search again). Answers a RESULT# selecting the new text, "
+            "then a unified diff; undo(result) reverts it.",
+        ),
+        _edit(
+            "insert",
+            InsertRequest,
+            "insert text before (or after) what a reference selects",
+            "Insert text before (or after) every range a reference selects. Answers a RESULT# "
+            "selecting the inserted text, then a unified diff.",
+        ),
+        _edit(
+            "delete",
+            DeleteRequest,
+            "delete what a reference selects (whole lines for :line)",
+            "Delete every range a reference selects (a :line reference takes its line breaks "
+            "too). Answers a RESULT# selecting the empty positions, then a unified diff.",
+        ),
+        _edit(
+            "copy",
+            CopyRequest,
+            "copy what a reference selects to --to TARGET",
+            "Copy the text a reference selects to a target (a reference, or PATH:LINE to insert "
+            "before that line). Answers a RESULT# selecting the copy, then a unified diff.",
+        ),
+        _edit(
+            "move",
+            MoveRequest,
+            "move what a reference selects to --to TARGET",
+            "Move the text a reference selects to a target (a reference, or PATH:LINE), in one "
+            "all-or-nothing edit. Answers a RESULT# selecting the moved text, then a unified diff.",
+        ),
+        _edit(
+            "undo",
+            UndoRequest,
+            "undo an edit by its RESULT#, if its files are unchanged since",
+            "Undo an edit: restore the exact bytes it replaced, if its files still hold what it "
+            "wrote (otherwise conflict, nothing written). Answers a RESULT# and a unified diff.",
+        ),
+        Verb(
+            "rename",
+            RenameRequest,
+            "rename a symbol through its language server (REF NEW or REF#NEW)",
+            "Rename a symbol through its language server (native rename, every file or none; "
+            "unsupported without a server). Answers a RESULT# selecting every new name, a "
+            "unified diff, and the text occurrences of the old name it did not change, for "
+            "review.",
+            _method("rename"),
+            read_only=False,
+        ),
+        Verb(
+            "doctor",
+            DoctorRequest,
+            "list the language servers: found, version, how to install",
+            "The language servers per language: found or not, version, how to install. Without "
+            "a server symbols: answers are syntactic and rename is unsupported.",
+            _doctor,
+            object_run=_doctor_object,
+        ),
+    )
+}
+
+EDIT_VERBS: tuple[str, ...] = ("replace", "insert", "delete", "copy", "move", "undo")

@@ -7,6 +7,7 @@ import re
 from typing import Any
 
 from sleuth import render
+from sleuth.render import common as render_common
 
 RID = "SEARCH#7f3a9c21"
 
@@ -144,7 +145,8 @@ def test_human_context_lines_are_numbered_deduplicated_and_dimmed() -> None:
     assert not any(line.strip().startswith("13-") for line in lines)
     start = text.plain.index("11- def handler")
     assert any(
-        span.style == render.STYLE_CONTEXT and span.start <= start < span.end for span in text.spans
+        span.style == render_common.STYLE_CONTEXT and span.start <= start < span.end
+        for span in text.spans
     )
 
 
@@ -159,7 +161,7 @@ def test_human_gap_between_distant_matches_is_marked() -> None:
 def test_human_highlights_exactly_the_match() -> None:
     text = render.search_human(sample())
     start = text.plain.index("get_user(uid)")
-    styled = [s for s in text.spans if s.style == render.STYLE_MATCH]
+    styled = [s for s in text.spans if s.style == render_common.STYLE_MATCH]
     assert any(s.start == start and s.end == start + len("get_user") for s in styled)
 
 
@@ -348,10 +350,10 @@ def test_read_human_notes_refreshed_and_incomplete() -> None:
 def test_read_human_styles() -> None:
     text = render.read_human(read_sample())
     styles = {text.plain[s.start : s.end]: s.style for s in text.spans}
-    assert styles["src/app.py"] == render.STYLE_PATH
-    assert styles["   … |"] == render.STYLE_CONTEXT
-    assert styles["   9 |"] == render.STYLE_LINENO
-    assert styles[text.plain.splitlines()[0]] == render.STYLE_HEADER
+    assert styles["src/app.py"] == render_common.STYLE_PATH
+    assert styles["   … |"] == render_common.STYLE_CONTEXT
+    assert styles["   9 |"] == render_common.STYLE_LINENO
+    assert styles[text.plain.splitlines()[0]] == render_common.STYLE_HEADER
 
 
 def test_read_human_empty_selection() -> None:
@@ -435,16 +437,16 @@ def test_edit_human_styles_follow_the_hunks() -> None:
     text = render.edit_human(edit_sample(), verb="replace")
     assert not text.style  # only the header is bold, not the whole text
     styles = {text.plain[s.start : s.end]: s.style for s in text.spans}
-    assert styles["RESULT#5eed0001 replace: 2 files changed"] == render.STYLE_HEADER
-    assert styles["--- a/src/app.py"] == styles["+++ b/q.sql"] == render.STYLE_DIFF_FILE
-    assert styles["@@ -1,3 +1,3 @@"] == render.STYLE_DIFF_HUNK
-    assert styles["-    return old(1)"] == render.STYLE_DIFF_DEL
-    assert styles["+    return new(1)"] == render.STYLE_DIFF_ADD
+    assert styles["RESULT#5eed0001 replace: 2 files changed"] == render_common.STYLE_HEADER
+    assert styles["--- a/src/app.py"] == styles["+++ b/q.sql"] == render_common.STYLE_DIFF_FILE
+    assert styles["@@ -1,3 +1,3 @@"] == render_common.STYLE_DIFF_HUNK
+    assert styles["-    return old(1)"] == render_common.STYLE_DIFF_DEL
+    assert styles["+    return new(1)"] == render_common.STYLE_DIFF_ADD
     # a removed line that starts with "--" is a removal, not a file header
-    assert styles["--- header comment"] == render.STYLE_DIFF_DEL
-    assert styles["\\ No newline at end of file"] == render.STYLE_CONTEXT
+    assert styles["--- header comment"] == render_common.STYLE_DIFF_DEL
+    assert styles["\\ No newline at end of file"] == render_common.STYLE_CONTEXT
     assert " def f():" not in styles and " select 1" not in styles  # context stays plain
-    assert styles["undo: sleuth undo RESULT#5eed0001"] == render.STYLE_CONTEXT
+    assert styles["undo: sleuth undo RESULT#5eed0001"] == render_common.STYLE_CONTEXT
 
 
 def test_edit_human_crlf_shown_without_carriage_returns() -> None:
@@ -630,8 +632,8 @@ def test_rename_human_header_diff_and_untouched_for_review() -> None:
         "  shop/report.py:8  return total",
     ]
     styles = {text.plain[s.start : s.end]: s.style for s in text.spans}
-    assert styles["not renamed (text matches, review them):"] == render.STYLE_WARN
-    assert styles["+def grand_total():"] == render.STYLE_DIFF_ADD
+    assert styles["not renamed (text matches, review them):"] == render_common.STYLE_WARN
+    assert styles["+def grand_total():"] == render_common.STYLE_DIFF_ADD
 
 
 def test_rename_without_untouched_occurrences_lists_nothing() -> None:
@@ -680,7 +682,7 @@ def test_doctor_human_table_and_summary() -> None:
         "no server for rust: symbols: answers there are syntactic and rename is unsupported",
     ]
     styles = {text.plain[s.start : s.end]: s.style for s in text.spans}
-    assert styles[text.plain.splitlines()[2]] == render.STYLE_WARN
+    assert styles[text.plain.splitlines()[2]] == render_common.STYLE_WARN
     assert text.plain.splitlines()[1] not in styles
     assert render.doctor_human(DOCTOR_ROWS[:1]).plain.splitlines()[-1] == (
         "every language has its server: symbols: answers are semantic"

@@ -101,6 +101,7 @@ class ReadRequest(Request):
     @classmethod
     def check(cls, values: dict[str, Any]) -> dict[str, Any]:
         return {
+            **values,
             "target": _non_empty(
                 values["target"], "read needs a target: a path or a reference", "target"
             ),
@@ -134,7 +135,7 @@ class SelectRequest(Request):
             raise InvalidQuery("select needs at least one item number (as listed by #n)")
         for item in items:
             _positive(item, "item numbers are positive integers (the #n of a match)")
-        return {"ref": ref, "items": tuple(items)}
+        return {**values, "ref": ref, "items": tuple(items)}
 
 
 @dataclass(frozen=True)
@@ -152,6 +153,7 @@ class ReplaceRequest(Request):
     @classmethod
     def check(cls, values: dict[str, Any]) -> dict[str, Any]:
         return {
+            **values,
             "ref": _edit_ref("replace", values["ref"]),
             "text": _edit_text("replace", values["text"]),
         }
@@ -181,6 +183,7 @@ class InsertRequest(Request):
         if where not in ("before", "after"):
             raise InvalidQuery(f"where must be 'before' or 'after', got {where!r}")
         return {
+            **values,
             "ref": _edit_ref("insert", values["ref"]),
             "text": _edit_text("insert", values["text"]),
             "where": where,
@@ -195,12 +198,12 @@ class DeleteRequest(Request):
 
     @classmethod
     def check(cls, values: dict[str, Any]) -> dict[str, Any]:
-        return {"ref": _edit_ref("delete", values["ref"])}
+        return {**values, "ref": _edit_ref("delete", values["ref"])}
 
 
 def _copy_check(verb: str, values: dict[str, Any]) -> dict[str, Any]:
     to = _non_empty(values["to"], f"{verb} needs a target: --to REF or --to PATH:LINE", "to")
-    return {"ref": _edit_ref(verb, values["ref"]), "to": to}
+    return {**values, "ref": _edit_ref(verb, values["ref"]), "to": to}
 
 
 @dataclass(frozen=True)
@@ -240,7 +243,7 @@ class UndoRequest(Request):
             "undo needs the RESULT# an edit answered, e.g. RESULT#1a2b3c4d",
             "result",
         )
-        return {"result": result}
+        return {**values, "result": result}
 
 
 EditRequest = (
@@ -289,7 +292,7 @@ class RenameRequest(Request):
         if not isinstance(force, bool):
             raise InvalidQuery(f"force is true or false, got {force!r}")
         ref, new_name = split_rename(ref, new_name)
-        return {"ref": ref, "new_name": new_name, "force": force}
+        return {**values, "ref": ref, "new_name": new_name, "force": force}
 
 
 @dataclass(frozen=True)
@@ -307,4 +310,4 @@ class DoctorRequest(Request):
 
     @classmethod
     def check(cls, values: dict[str, Any]) -> dict[str, Any]:
-        return {"recover": bool(values["recover"])}
+        return {**values, "recover": bool(values["recover"])}

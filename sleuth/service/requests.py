@@ -201,11 +201,6 @@ class DeleteRequest(Request):
         return {**values, "ref": _edit_ref("delete", values["ref"])}
 
 
-def _copy_check(verb: str, values: dict[str, Any]) -> dict[str, Any]:
-    to = _non_empty(values["to"], f"{verb} needs a target: --to REF or --to PATH:LINE", "to")
-    return {**values, "ref": _edit_ref(verb, values["ref"]), "to": to}
-
-
 @dataclass(frozen=True)
 class CopyRequest(Request):
     """``copy REF --to TARGET``: the selected text, again at ``TARGET``."""
@@ -215,19 +210,15 @@ class CopyRequest(Request):
 
     @classmethod
     def check(cls, values: dict[str, Any]) -> dict[str, Any]:
-        return _copy_check("copy", values)
+        verb = "move" if issubclass(cls, MoveRequest) else "copy"
+        to = _non_empty(values["to"], f"{verb} needs a target: --to REF or --to PATH:LINE", "to")
+        return {**values, "ref": _edit_ref(verb, values["ref"]), "to": to}
 
 
 @dataclass(frozen=True)
-class MoveRequest(Request):
-    """``move REF --to TARGET``: the selected text, moved to ``TARGET`` in one edit."""
-
-    ref: str = arg(cli="positional", metavar="REF", help=_EDIT_REF, describe=_EDIT_REF_MCP)
-    to: str = arg(metavar="TARGET", help=_TARGET)
-
-    @classmethod
-    def check(cls, values: dict[str, Any]) -> dict[str, Any]:
-        return _copy_check("move", values)
+class MoveRequest(CopyRequest):
+    """``move REF --to TARGET``: the selected text, moved to ``TARGET`` in one edit (the same
+    fields as a copy)."""
 
 
 @dataclass(frozen=True)

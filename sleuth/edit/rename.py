@@ -42,12 +42,10 @@ from collections import defaultdict
 from collections.abc import Mapping
 from typing import Any
 
-from tree_sitter import Node
-
-from sleuth.ast_search import language_for_path, parse
 from sleuth.edit.journal import FileChange, commit
 from sleuth.edit.operations import Editor, Splice, splice, text_arg, unified_diff
 from sleuth.errors import Conflict, InvalidQuery, NotFound, SleuthError, Unsupported
+from sleuth.query.name_syntax import NameSyntax, name_syntax
 from sleuth.resources.refs import looks_like_ref
 from sleuth.resources.selection import Range, Resolver, Selection
 from sleuth.resources.views import ReadResult, Views
@@ -58,15 +56,6 @@ __all__ = ["Renamer", "split_rename", "find_clashes", "MAX_UNTOUCHED", "MAX_CLAS
 MAX_UNTOUCHED = 100
 MAX_CLASHES = 100
 _NAME = re.compile(r"[^\W\d]\w*|\$\w*", re.UNICODE)
-_MEMBER_FIELDS = ("attribute", "property", "field")
-_MEMBER_TYPES = {
-    "property_identifier",
-    "field_identifier",
-    "shorthand_field_identifier",
-    "private_property_identifier",
-}
-_CLASS_WORDS = ("class", "struct", "interface", "enum", "impl", "trait", "union", "object_type")
-_FUNCTION_WORDS = ("function", "method", "lambda", "closure", "arrow", "func_literal")
 
 
 def split_rename(ref: str, new_name: str | None) -> tuple[str, str]:
@@ -237,11 +226,11 @@ def find_clashes(
     word = new_name.encode()
     pattern = _word_pattern(new_name)
     names = {p: _old_names(texts[p].data, spans, old_name) for p, spans in renamed.items()}
-    roots: dict[str, Node | None] = {}
+    roots: dict[str, NameSyntax | None] = {}
 
-    def root(path: str) -> Node | None:
+    def root(path: str) -> NameSyntax | None:
         if path not in roots:
-            roots[path] = _root_of(texts[path])
+            roots[path] = name_syntax(path, texts[path].data)
         return roots[path]
 
     member: list[bool] = []  # computed once, only when a member position needs it
@@ -250,7 +239,7 @@ def find_clashes(
         if not member:
             member.append(
                 any(
-                    _renames_member(tree, s, e)
+                    tree.renames_member(s, e)
                     for path, spans in sorted(names.items())
                     if (tree := root(path)) is not None
                     for s, e in spans
@@ -268,10 +257,10 @@ def find_clashes(
             start, end = m.span()
             tree = root(path)
             if tree is not None:
-                node = tree.descendant_for_byte_range(start, end)
-                if node is None or not _is_name(node, start, end):
+                kind = tree.name_at(start, end)
+                if kind is None:
                     continue  # in a string, a comment, or part of a longer token
-                if _member_position(node) and not renames_member():
+                if kind == "member" and not renames_member():
                     continue
             line = ft.line_of(start)
             if line not in lines:
@@ -291,80 +280,3 @@ def _old_names(data: bytes, spans: list[tuple[int, int]], old_name: str) -> list
     """The ``old_name`` tokens inside the edited ``spans`` (each widened to whole words)."""
     pattern = _word_pattern(old_name)
     return [m.span() for s, e in _whole_words(data, spans) for m in pattern.finditer(data, s, e)]
-
-
-def _root_of(ft: FileText) -> Node | None:
-    """The syntax tree's root, or None when the file's language has no grammar here."""
-    lang = language_for_path(ft.path)
-    if lang is None:
-        return None
-    try:
-        return parse(lang, ft.data).root_node
-    except SleuthError:
-        return None
-
-
-def _is_name(node: Node, start: int, end: int) -> bool:
-    """True for an identifier token spanning exactly ``start:end``."""
-    return (
-        node.start_byte == start
-        and node.end_byte == end
-        and node.child_count == 0
-        and node.type.endswith("identifier")
-    )
-
-
-def _field_of(node: Node) -> str | None:
-    parent = node.parent
-    if parent is None:
-        return None
-    for i, child in enumerate(parent.children):
-        if child == node:
-            return parent.field_name_for_child(i)
-    return None
-
-
-def _member_position(node: Node) -> bool:
-    """True where a name does not bind or read the scope: after a dot, a field, a keyword
-    argument's name, a module path in an import (``from a.b import c``: ``a``, ``b``)."""
-    if node.type in _MEMBER_TYPES:
-        return True
-    parent = node.parent
-    if parent is None:
-        return False
-    field = _field_of(node)
-    if field in _MEMBER_FIELDS:
-        return True
-    if parent.type == "keyword_argument":
-        return field == "name"
-    if parent.type != "dotted_name":
-        return False
-    holder = parent.parent
-    if holder is not None and (
-        holder.type == "relative_import"
-        or (holder.type == "import_from_statement" and _field_of(parent) == "module_name")
-        or (holder.type == "aliased_import" and _field_of(parent) == "name")
-    ):
-        return True
-    return parent.children[0] != node  # ``import a.b`` binds ``a`` only
-
-
-def _renames_member(root: Node, start: int, end: int) -> bool:
-    """True when the name the rename edits at ``start:end`` is a member: written at a member
-    position, or declared in a class (struct, interface, ...) body."""
-    node = root.descendant_for_byte_range(start, end)
-    if node is None or not _is_name(node, start, end):
-        return False
-    if _member_position(node):
-        return True
-    scope = node.parent
-    if scope is not None and _field_of(node) == "name":
-        scope = scope.parent  # the definition the name belongs to is not its scope
-    while scope is not None:
-        kind = scope.type
-        if any(w in kind for w in _FUNCTION_WORDS):
-            return False
-        if any(w in kind for w in _CLASS_WORDS):
-            return True
-        scope = scope.parent
-    return False

@@ -28,7 +28,7 @@ import tempfile  # noqa: E402
 import time  # noqa: E402
 
 from sleuth.ast_search.tags import extract_tags  # noqa: E402
-from sleuth.graph import Graph, GraphStore  # noqa: E402
+from sleuth.graph import Graph, GraphStore, save  # noqa: E402
 
 EXTS = {"python": (".py",), "typescript": (".ts", ".tsx", ".js", ".mjs")}
 
@@ -97,7 +97,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         cache = str(Path(tmp) / "graph.db")
         t0 = time.perf_counter()
-        graph.save(cache)
+        save(graph, cache)
         out["save_s"] = round(time.perf_counter() - t0, 3)
         out["cache_mb"] = round(Path(cache).stat().st_size / 1e6, 1)
         t0 = time.perf_counter()

@@ -81,7 +81,7 @@ from sleuth.ast_search import language_for_path  # noqa: E402
 from sleuth.ast_search.tags import extract_tags, tags_supported  # noqa: E402
 from sleuth.ast_search.trees import parse  # noqa: E402
 from sleuth.errors import NotFound  # noqa: E402
-from sleuth.graph import DEFAULT_CACHE, Graph  # noqa: E402
+from sleuth.graph import DEFAULT_CACHE, Graph, load  # noqa: E402
 from tests.corpus import cache_dir, django_tree  # noqa: E402
 
 KERNEL_NET = "linux-6.1/linux-source-6.1/drivers/net"
@@ -182,7 +182,7 @@ def warm(wb: Workbench, path: str, node_id: str, rounds: int) -> dict[str, float
 
 def edit_targets(wb: Workbench, files: list[str], hub: str, count: int) -> list[tuple[str, str]]:
     """(path, first top-level declaration): ``hub``, then the files with the most declarations."""
-    graph = Graph.load(str(wb.workspace.root / DEFAULT_CACHE))
+    graph = load(str(wb.workspace.root / DEFAULT_CACHE))
     sized = []
     for path in files:
         if Path(path).suffix not in APPEND:
@@ -431,7 +431,7 @@ def measure(
             wb.close()
             return out
         wb._engines.graph.flush()  # the cold build's cache write lands behind the answer
-        graph = Graph.load(str(root / DEFAULT_CACHE))
+        graph = load(str(root / DEFAULT_CACHE))
         out["nodes"], out["edges"] = graph.g.number_of_nodes(), graph.g.number_of_edges()
         out["cache_mb"] = (root / DEFAULT_CACHE).stat().st_size / 1e6
         del graph

@@ -23,7 +23,7 @@ import time
 from hypothesis import HealthCheck, Phase, seed, settings
 from hypothesis.stateful import run_state_machine_as_test
 
-from tests.e2e.safety_model import Report, safety_machine, settled_watchers
+from tests.e2e.safety_model import Report, safety_machine
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -57,38 +57,37 @@ def main(argv: list[str] | None = None) -> int:
     modes = {"yes": [True], "no": [False], "both": [True, False]}[args.watch]
     began = time.monotonic()
     chunk = 0
-    with settled_watchers():
-        while report.steps < args.steps:
-            watch = modes[chunk % len(modes)]
-            machine = safety_machine(report, watch=watch)
-            config = settings(
-                max_examples=args.chunk,
-                stateful_step_count=args.step_count,
-                deadline=None,
-                database=None,
-                phases=[Phase.generate] + ([Phase.shrink] if args.shrink else []),
-                suppress_health_check=list(HealthCheck),
-                report_multiple_bugs=False,
-            )
-            seed(args.seed + chunk)(machine)  # run_state_machine_as_test reads it from here
-            try:
-                run_state_machine_as_test(machine, settings=config)
-            except AssertionError as exc:
-                if args.shrink is None:
-                    raise
-                print(f"\nshrunk {args.shrink} (watch={watch}):\n{exc}")
-                return 1
-            except Exception as exc:  # noqa: BLE001 - e.g. hypothesis's Flaky: count and go on
-                report.violations[f"harness-{type(exc).__name__}"] += 1
-                report.first.setdefault(f"harness-{type(exc).__name__}", str(exc)[:2000])
-            chunk += 1
-            elapsed = time.monotonic() - began
-            print(
-                f"chunk {chunk} (watch={watch}, seed {args.seed + chunk - 1}): "
-                f"{report.steps} steps, {elapsed:.0f} s, "
-                f"{sum(report.violations.values())} violations {dict(report.violations)}",
-                flush=True,
-            )
+    while report.steps < args.steps:
+        watch = modes[chunk % len(modes)]
+        machine = safety_machine(report, watch=watch)
+        config = settings(
+            max_examples=args.chunk,
+            stateful_step_count=args.step_count,
+            deadline=None,
+            database=None,
+            phases=[Phase.generate] + ([Phase.shrink] if args.shrink else []),
+            suppress_health_check=list(HealthCheck),
+            report_multiple_bugs=False,
+        )
+        seed(args.seed + chunk)(machine)  # run_state_machine_as_test reads it from here
+        try:
+            run_state_machine_as_test(machine, settings=config)
+        except AssertionError as exc:
+            if args.shrink is None:
+                raise
+            print(f"\nshrunk {args.shrink} (watch={watch}):\n{exc}")
+            return 1
+        except Exception as exc:  # noqa: BLE001 - e.g. hypothesis's Flaky: count and go on
+            report.violations[f"harness-{type(exc).__name__}"] += 1
+            report.first.setdefault(f"harness-{type(exc).__name__}", str(exc)[:2000])
+        chunk += 1
+        elapsed = time.monotonic() - began
+        print(
+            f"chunk {chunk} (watch={watch}, seed {args.seed + chunk - 1}): "
+            f"{report.steps} steps, {elapsed:.0f} s, "
+            f"{sum(report.violations.values())} violations {dict(report.violations)}",
+            flush=True,
+        )
     elapsed = time.monotonic() - began
     print(f"\n{report.steps} steps in {elapsed:.1f} s ({report.steps / elapsed:.0f} steps/s)")
     print(report.summary())

@@ -21,6 +21,8 @@ from sleuth.resources.response import SearchResult
 from sleuth.resources.results import SearchPager
 from sleuth.resources.selection import Resolver, request_of
 from sleuth.resources.views import ReadResult, Views
+from sleuth.service.session import Session
+from sleuth.tuning import Tuning
 from sleuth.workspace import Workspace
 
 if TYPE_CHECKING:
@@ -43,11 +45,26 @@ class Workbench:
         watch: bool = False,
         servers: bool = True,
         one_shot: bool = False,
+        session: Session | None = None,
+        tuning: Tuning | None = None,
     ) -> None:
         """``one_shot``: this workbench answers a query or two and goes (a CLI call), so a
         ``graph:PATH`` reads only the part of a current graph cache it shows instead of
-        loading the whole graph, which a long-running face keeps for its next queries."""
-        self.workspace = Workspace(root, no_ignore=no_ignore)
+        loading the whole graph, which a long-running face keeps for its next queries.
+
+        ``session``: the process resources to run on (pools, prefetched listing, memos, the
+        collector policy), left open by ``close``; without one the workbench makes its own
+        (with ``tuning``) and closes it with itself."""
+        if session is not None and tuning is not None and tuning != session.tuning:
+            raise ValueError("pass tuning to the Session, or a tuning without a session")
+        self._own_session = session is None
+        self.session = session if session is not None else Session(tuning)
+        self.workspace = Workspace(
+            root,
+            no_ignore=no_ignore,
+            tuning=self.session.tuning,
+            prefetched=self.session.prefetched,
+        )
         if watch:
             self.workspace.watch()  # listings and the index are then reused between queries
         self._registry = Registry(self.workspace.state_dir)
@@ -56,7 +73,14 @@ class Workbench:
         self._index: IndexKeeper | None = None
         self._trees_: TreeCache | None = None
         self._use_servers = servers
-        self._engines = Engines(make_servers=self._servers, one_shot=one_shot)
+        self._engines = Engines(
+            make_servers=self._servers,
+            one_shot=one_shot,
+            match_pool=self.session.match_pool,
+            ast_memos=self.session.ast_memos,
+            digests=self.session.listing_digests,
+            collector=self.session.collector,
+        )
         self._resolver = Resolver(
             self.workspace, self._registry, complete=self._complete, rerun=self._rerun
         )
@@ -105,15 +129,16 @@ class Workbench:
         from sleuth.lsp_bridge import ServerPool
 
         timeout = self.workspace.config.get("server_timeout")
+        versions = self.session.server_versions
         if timeout is None:
-            return ServerPool(self.workspace)
+            return ServerPool(self.workspace, versions=versions)
         if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
             from sleuth.errors import InvalidPath
 
             raise InvalidPath(
                 f"[tool.sleuth] server_timeout must be a positive number of seconds, got {timeout!r}"
             )
-        return ServerPool(self.workspace, timeout=float(timeout))
+        return ServerPool(self.workspace, timeout=float(timeout), versions=versions)
 
     def _prepare(self, req: SearchRequest) -> Prepared:
         """Prepare a search; a reference as ``path`` is resolved to its exact ranges first."""
@@ -265,6 +290,8 @@ class Workbench:
             self._engines.graph = None
         self.workspace.close()
         self._registry.close()
+        if self._own_session:
+            self.session.close()
 
     def __enter__(self) -> Workbench:
         return self

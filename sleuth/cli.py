@@ -32,6 +32,8 @@ from sleuth.service.verbs import EDIT_VERBS, VERBS, Engine, EngineFactory, JsonA
 if TYPE_CHECKING:
     from rich.text import Text
 
+    from sleuth.service.session import Session
+
 __all__ = [
     "main",
     "console",
@@ -56,14 +58,14 @@ HUMAN: dict[str, Callable[[Any], Text]] = {
 """How each verb's JSON is shown without ``--json``."""
 
 
-def default_engine(root: str, no_ignore: bool) -> Engine:
+def default_engine(root: str, no_ignore: bool, session: Session | None = None) -> Engine:
     """The real ``Workbench`` for one CLI call: it loads an index from ``.sleuth/`` if there is
     one but never builds it (that is ``sleuth index``'s job, or a long-running face's), and
     answers ``graph:PATH`` from the part of the graph cache it reads (``one_shot``).
     Imported late so ``--help`` and usage errors stay instant."""
     from sleuth.api import Workbench
 
-    return Workbench(root, no_ignore=no_ignore, build_index=False, one_shot=True)
+    return Workbench(root, no_ignore=no_ignore, build_index=False, one_shot=True, session=session)
 
 
 # --- output --------------------------------------------------------------------------------
@@ -142,31 +144,29 @@ def _internal(exc: BaseException) -> Internal:
 # --- running -------------------------------------------------------------------------------
 
 
-def execute(invocation: Invocation, engine_factory: EngineFactory) -> JsonAnswer:
-    """Build one engine, run the verb, close the engine; returns the verb's JSON."""
+def execute(
+    invocation: Invocation, engine_factory: EngineFactory, session: Session | None = None
+) -> JsonAnswer:
+    """Build one engine, run the verb, close the engine, then ``session`` (the process's): its
+    ast workers are let go (read-ahead batches are dropped, not parsed before the exit) and a
+    listing the verb never asked for (e.g. a bad query) is discarded; returns the verb's JSON."""
     verb = VERBS[invocation.verb]
     engine = engine_factory(invocation.root, invocation.no_ignore)
     try:
         return verb.run(engine, invocation.request)
     finally:
         engine.close()
-        workers = sys.modules.get("sleuth.ast_search.workers")
-        if workers is not None:  # only when an ast: search started worker processes
-            workers.stop_pool()
-        prefetch = sys.modules.get("sleuth.listing_prefetch")
-        if prefetch is not None:  # a listing the verb never asked for (e.g. a bad query)
-            prefetch.discard()
+        if session is not None:
+            session.close()
 
 
-def _prefetch_listing(invocation: Invocation) -> None:
+def _prefetch_listing(invocation: Invocation, session: Session | None) -> None:
     """Start listing a search's scope in a child process while this one imports the engines
-    (``sleuth.listing_prefetch``); the search adopts that listing or walks as before."""
+    (``Session.prefetch_listing``); the search adopts that listing or walks as before."""
     req = invocation.request
-    if invocation.verb != "search" or "#" in req.path:  # a reference scope lists nothing
-        return
-    from sleuth import listing_prefetch
-
-    listing_prefetch.start(
+    if session is None or invocation.verb != "search" or "#" in req.path:
+        return  # a reference scope lists nothing
+    session.prefetch_listing(
         invocation.root,
         no_ignore=invocation.no_ignore,
         scope=req.path,
@@ -182,8 +182,10 @@ def main(
     engine_factory: EngineFactory | None = None,
     stdout: TextIO | None = None,
     stderr: TextIO | None = None,
+    session: Session | None = None,
 ) -> int:
-    """Entry point of ``sleuth``; returns the process exit code."""
+    """Entry point of ``sleuth``; returns the process exit code. ``session``: the process's
+    resources (the console script's); without one the engine makes its own."""
     args = list(sys.argv[1:] if argv is None else argv)
     out = sys.stdout if stdout is None else stdout
     err = sys.stderr if stderr is None else stderr
@@ -197,8 +199,9 @@ def main(
             serve(invocation.root, no_ignore=invocation.no_ignore)
             return 0
         if argv is None and engine_factory is None:  # the console script, not a test
-            _prefetch_listing(invocation)
-        data = execute(invocation, engine_factory or default_engine)
+            _prefetch_listing(invocation, session)
+        factory = engine_factory or partial(default_engine, session=session)
+        data = execute(invocation, factory, session)
     except SleuthError as exc:
         return report_error(exc, as_json=as_json, stdout=out, stderr=err)
     except KeyboardInterrupt:
@@ -222,20 +225,23 @@ def main(
 def console() -> NoReturn:
     """The ``sleuth`` console script: ``main``, then a quick exit when worker processes live.
 
-    A normal interpreter exit waits for the read-ahead batches ast: workers are still parsing
-    and joins the pool's threads (~50 ms after the answer is out). The answer is written and
-    the engine closed when ``main`` returns, so the script flushes, kills the workers and
+    The process makes one ``Session`` (its pools, prefetched listing and memos). A normal
+    interpreter exit waits for the read-ahead batches ast: workers are still parsing and joins
+    the pool's threads (~50 ms after the answer is out). The answer is written and the engine
+    and session closed when ``main`` returns, so the script flushes, kills the workers and
     leaves with ``os._exit``; a process without live workers exits normally."""
-    code = main()
+    from sleuth.service.session import Session
+
+    session = Session()
+    code = main(session=session)
+    session.close()  # already closed once the verb ran; not when it failed before the engine
     mp = sys.modules.get("multiprocessing")
     if mp is None or not mp.active_children():
         raise SystemExit(code)
-    from sleuth.ast_search import workers
-
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(BrokenPipeError, ValueError):
             stream.flush()
-    workers.kill_workers()
+    session.kill_workers()
     os._exit(code)
 
 

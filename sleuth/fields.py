@@ -17,7 +17,7 @@ import dataclasses
 import types
 import typing
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, Self
 
 __all__ = [
     "Arg",
@@ -154,7 +154,7 @@ class Request:
         return values
 
     @classmethod
-    def build(cls, *args: Any, **kwargs: Any) -> Any:
+    def build(cls, *args: Any, **kwargs: Any) -> Self:
         from sleuth.errors import InvalidQuery
 
         fields = [f for f in dataclasses.fields(cls) if f.init]  # type: ignore[arg-type]

@@ -2,11 +2,18 @@
 
 A CLI call spends its first ~0.15 s importing the engines and then walks the workspace
 (~0.13 s on Django's 6,900 files) before it reads a byte. Both are CPU-bound Python, so a
-thread would not overlap them; a child forked before the heavy imports does. ``start`` forks
-a child that lists the request's scope exactly as ``Workspace.list_files`` would (it builds
-its own ``Workspace`` on the same root) and sends the listing back through a pipe; the
-parent's ``Workspace.list_files`` calls ``take`` with its own key and adopts the listing when
-every part of the key matches (root, ignore mode, size cap, scope, globs, ``any_size``).
+thread would not overlap them; a child forked before the heavy imports does.
+``ListingPrefetch.start`` forks a child that lists the request's scope exactly as
+``Workspace.list_files`` would (it builds its own ``Workspace`` on the same root) and sends the
+listing back through a pipe. The ``ListingPrefetch`` is the handle: the session that started it
+owns it (``sleuth.service.session.Session``) and hands it to the workspace it builds, whose
+``list_files`` calls ``take`` with its own key (the ``workspace.walker.PrefetchedListings``
+protocol) and adopts the listing when every part of the key matches (root, ignore mode, size
+cap, scope, globs, ``any_size``).
+
+The layer is the workspace's: this module produces a workspace value (a ``FileList``) and
+imports only the workspace; nothing in ``sleuth.workspace`` imports it (the workspace sees the
+protocol only), so there is no cycle.
 
 Choices, written down:
 
@@ -15,7 +22,7 @@ Choices, written down:
 - Any failure on either side (an invalid scope, a crash, a short read, a key mismatch)
   makes ``take`` answer None, and the caller walks as before: the prefetch can only save
   time, never change an answer. The parent reaps the child in ``take``; a child nobody asks
-  for is stopped and reaped by ``discard`` (the CLI calls it when a verb is done).
+  for is stopped and reaped by ``discard`` (the session's ``close``).
 - This module imports nothing from ``sleuth`` at module level; ``start`` imports the
   workspace package (which the parent needs anyway) just before it forks, so the child walks
   at once. The listing travels as ``marshal`` tuples.
@@ -32,54 +39,88 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from sleuth.workspace.walker import FileList
+    from sleuth.workspace.walker import FileList, ListingKey
 
-__all__ = ["start", "take", "discard"]
-
-# (real root, no_ignore, validated scope, include, exclude, any_size)
-Key = tuple[str, bool, str, tuple[str, ...], tuple[str, ...], bool]
-
-_pending: dict[str, tuple[int, int]] = {}  # real root -> (child pid, read end of its pipe)
+__all__ = ["ListingPrefetch"]
 
 
-def start(
-    root: str,
-    *,
-    no_ignore: bool,
-    scope: str,
-    include: Sequence[str],
-    exclude: Sequence[str],
-    any_size: bool,
-) -> bool:
-    """Fork a child that lists ``scope`` of the workspace at ``root``; False if not started."""
-    if not hasattr(os, "fork") or threading.active_count() > 1:
-        return False
-    real = os.path.realpath(os.path.abspath(root))
-    if real in _pending:
-        return False
-    # imported before the fork: the parent needs the workspace anyway, and the child then
-    # starts walking at once instead of importing it on the other core
-    import sleuth.workspace.workspace  # noqa: F401
+class ListingPrefetch:
+    """The children listing workspaces ahead of their first walk, by real root."""
 
-    read_end, write_end = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child: list, send, leave without running the parent's exit handlers
-        os.close(read_end)
-        code = 1
+    def __init__(self) -> None:
+        self._pending: dict[str, tuple[int, int]] = {}  # real root -> (child pid, pipe's read end)
+
+    @property
+    def pending(self) -> int:
+        """How many children were started and not yet taken or discarded."""
+        return len(self._pending)
+
+    def start(
+        self,
+        root: str,
+        *,
+        no_ignore: bool,
+        scope: str,
+        include: Sequence[str],
+        exclude: Sequence[str],
+        any_size: bool,
+    ) -> bool:
+        """Fork a child that lists ``scope`` of the workspace at ``root``; False if not started."""
+        if not hasattr(os, "fork") or threading.active_count() > 1:
+            return False
+        real = os.path.realpath(os.path.abspath(root))
+        if real in self._pending:
+            return False
+        # imported before the fork: the parent needs the workspace anyway, and the child then
+        # starts walking at once instead of importing it on the other core
+        import sleuth.workspace.workspace  # noqa: F401
+
+        read_end, write_end = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: list, send, leave without running the parent's exit handlers
+            os.close(read_end)
+            code = 1
+            try:
+                self._pending.clear()
+                payload = _list(real, no_ignore, scope, include, exclude, any_size)
+                view = memoryview(payload)
+                while view:
+                    view = view[os.write(write_end, view) :]
+                code = 0
+            except BaseException:  # noqa: BLE001 - the parent walks itself when this fails
+                pass
+            finally:
+                os._exit(code)
+        os.close(write_end)
+        self._pending[real] = (pid, read_end)
+        return True
+
+    def take(self, key: ListingKey, max_filesize: int) -> FileList | None:
+        """The prefetched listing for ``key`` (waiting for the child), or None; the child of
+        ``key``'s root is reaped either way."""
+        if not self._pending:
+            return None
+        entry = self._pending.pop(key[0], None)
+        if entry is None:
+            return None
+        payload = _collect(*entry)
+        if payload is None:
+            return None
         try:
-            _pending.clear()
-            payload = _list(real, no_ignore, scope, include, exclude, any_size)
-            view = memoryview(payload)
-            while view:
-                view = view[os.write(write_end, view) :]
-            code = 0
-        except BaseException:  # noqa: BLE001 - the parent walks itself when this fails
-            pass
-        finally:
-            os._exit(code)
-    os.close(write_end)
-    _pending[real] = (pid, read_end)
-    return True
+            got_key, got_cap, files, counts, ignored = marshal.loads(payload)
+        except (EOFError, ValueError, TypeError):
+            return None
+        if tuple(got_key) != key or got_cap != max_filesize:
+            return None
+        return _listing(files, counts, ignored)
+
+    def discard(self) -> None:
+        """Stop and reap every child nobody took a listing from (their listings are dropped)."""
+        while self._pending:
+            _, (pid, fd) = self._pending.popitem()
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+            _collect(pid, fd)
 
 
 def _list(
@@ -96,29 +137,10 @@ def _list(
     rel = ws.validate_path(scope) if scope else ""
     listing = ws.list_files(rel, include, exclude, any_size=any_size)
     sk = listing.skipped
-    key: Key = (real, no_ignore, rel, tuple(include), tuple(exclude), any_size)
+    key: ListingKey = (real, no_ignore, rel, tuple(include), tuple(exclude), any_size)
     files = [(f.path, f.size, f.mtime_ns, f.ctime_ns) for f in listing.files]
     counts = (sk.binary, sk.too_large, sk.undecodable, sk.unreadable, list(sk.paths))
     return marshal.dumps((key, ws.max_filesize, files, counts, listing.ignored))
-
-
-def take(key: Key, max_filesize: int) -> FileList | None:
-    """The prefetched listing for ``key`` (waiting for the child), or None."""
-    if not _pending:
-        return None
-    entry = _pending.pop(key[0], None)
-    if entry is None:
-        return None
-    payload = _collect(*entry)
-    if payload is None:
-        return None
-    try:
-        got_key, got_cap, files, counts, ignored = marshal.loads(payload)
-    except (EOFError, ValueError, TypeError):
-        return None
-    if tuple(got_key) != key or got_cap != max_filesize:
-        return None
-    return _listing(files, counts, ignored)
 
 
 def _collect(pid: int, fd: int) -> bytes | None:
@@ -147,12 +169,3 @@ def _listing(files: Any, counts: Any, ignored: Any) -> FileList:
     skipped = SkipCounts(binary, too_large, undecodable, unreadable, list(paths))
     entries = [FileEntry(p, s, m, c) for p, s, m, c in files]
     return FileList(entries, skipped, int(ignored))
-
-
-def discard() -> None:
-    """Stop and reap every child nobody took a listing from (their listings are dropped)."""
-    while _pending:
-        _, (pid, fd) = _pending.popitem()
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
-        _collect(pid, fd)

@@ -80,6 +80,8 @@ def symbol_id(path: str, qualified_name: str, kind: str) -> str:
 class SymbolDef:
     """A declaration found in a file (by tags.scm or a language server).
 
+    The one declaration record: the tags extractor and ``lsp_bridge`` both yield it, ``kind``
+    in the tags vocabulary and ``id`` from ``symbol_id``, so nothing above asks which found it.
     ``start_byte``/``end_byte`` cover the whole declaration (body included); ``name_start``/
     ``name_end`` the name itself. ``container`` is the qualified name of the enclosing
     declaration (``""`` at top level); ``qualified`` = ``container.name``.

@@ -1,4 +1,4 @@
-"""The listing prefetch of one-shot processes (``sleuth.listing_prefetch``).
+"""The listing prefetch of one-shot processes (``sleuth.listing_prefetch``, owned by a session).
 
 ``start`` forks only in a process with one thread, and pytest's may have more, so each case
 runs in a fresh interpreter (``_run``) and prints what it saw as JSON.
@@ -41,9 +41,10 @@ def _run(code: str, root: Path) -> Any:
 
 _HEADER = """
 import json, os, sys
-from sleuth import listing_prefetch as lp
+from sleuth.listing_prefetch import ListingPrefetch
 from sleuth.workspace.workspace import Workspace
 root = sys.argv[1]
+lp = ListingPrefetch()
 def rows(listing):
     return [[f.path, f.size, f.mtime_ns] for f in listing.files]
 """
@@ -56,10 +57,10 @@ def test_the_prefetched_listing_is_the_walk_and_is_adopted(make_workspace: MakeW
         + """
 started = lp.start(root, no_ignore=False, scope="src", include=(), exclude=("*.md",),
                    any_size=False)
-ws = Workspace(root)
-pending = len(lp._pending)
+ws = Workspace(root, prefetched=lp)
+pending = lp.pending
 adopted = ws.list_files("src", (), ("*.md",))
-left = len(lp._pending)
+left = lp.pending
 walked = ws.list_files("src", (), ("*.md",))  # nothing pending any more: a real walk
 print(json.dumps({"started": started, "pending": pending, "left": left,
                   "adopted": rows(adopted), "walked": rows(walked),
@@ -82,7 +83,6 @@ def test_a_listing_for_another_request_is_not_adopted(make_workspace: MakeWorksp
     seen = _run(
         _HEADER
         + """
-from sleuth import listing_prefetch as lp2
 calls = []
 real = lp.take
 def spy(key, cap):
@@ -91,9 +91,9 @@ def spy(key, cap):
     return got
 lp.take = spy
 lp.start(root, no_ignore=False, scope="", include=(), exclude=(), any_size=False)
-ws = Workspace(root)
+ws = Workspace(root, prefetched=lp)
 other = ws.list_files("", (), ("*.py",))  # other globs: the child's listing is dropped
-print(json.dumps({"calls": calls, "rows": rows(other), "pending": len(lp._pending)}))
+print(json.dumps({"calls": calls, "rows": rows(other), "pending": lp.pending}))
 """,
         root,
     )
@@ -119,7 +119,7 @@ try:
     reaped = False
 except ChildProcessError:
     reaped = True
-print(json.dumps({"failed": failed is None, "reaped": reaped, "pending": len(lp._pending)}))
+print(json.dumps({"failed": failed is None, "reaped": reaped, "pending": lp.pending}))
 """,
         root,
     )
@@ -137,8 +137,42 @@ t = threading.Thread(target=stop.wait)
 t.start()
 started = lp.start(root, no_ignore=False, scope="", include=(), exclude=(), any_size=False)
 stop.set(); t.join()
-print(json.dumps({"started": started, "pending": len(lp._pending)}))
+print(json.dumps({"started": started, "pending": lp.pending}))
 """,
         root,
     )
     assert seen == {"started": False, "pending": 0}
+
+
+def test_a_session_hands_its_prefetch_to_its_workbench_and_discards_the_rest(
+    make_workspace: MakeWorkspace,
+) -> None:
+    root = make_workspace(TREE)
+    seen = _run(
+        """
+import json, os, sys
+from sleuth.api import Workbench
+from sleuth.service.session import Session
+root = sys.argv[1]
+args = dict(no_ignore=False, scope="", include=(), exclude=(), any_size=False)
+session = Session()
+started = session.prefetch_listing(root, **args)
+with Workbench(root, build_index=False, servers=False, session=session) as wb:
+    total = wb.search("def").to_json()["total"]
+adopted = session.prefetched.pending == 0 and not session.closed  # the caller's to close
+unused = Session()
+unused.prefetch_listing(root, **args)
+pid = next(iter(unused.prefetched._pending.values()))[0]
+unused.close()
+unused.close()  # idempotent
+try:
+    os.waitpid(pid, os.WNOHANG)
+    reaped = False
+except ChildProcessError:
+    reaped = True
+print(json.dumps({"started": started, "total": total, "adopted": adopted, "reaped": reaped,
+                  "pending": unused.prefetched.pending}))
+""",
+        root,
+    )
+    assert seen == {"started": True, "total": 1, "adopted": True, "reaped": True, "pending": 0}

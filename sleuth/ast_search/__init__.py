@@ -4,8 +4,9 @@
 ``AstMatch`` (byte range + captures) in document order, following ast-grep's matching rules;
 ``literals`` is the prefilter hint the caller uses to skip files before parsing them.
 ``LANGUAGES`` is the per-language table; ``TreeCache`` keeps parse trees warm for the
-long-running faces; ``get_pool`` gives one-shot processes worker processes to parse in. The syntactic symbol
-extractor is ``sleuth.ast_search.tags`` (not imported here: an ``ast:`` call never needs it).
+long-running faces; ``open_pool`` gives a one-shot process's session worker processes to parse
+in. The syntactic symbol extractor is ``sleuth.ast_search.tags`` (not imported here: an ``ast:``
+call never needs it).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from sleuth.ast_search.languages import LANGUAGES, LangSpec, get_lang_spec, lang
 from sleuth.ast_search.matcher import STRICTNESS
 from sleuth.ast_search.pattern import MAX_PATTERN_CHARS
 from sleuth.ast_search.trees import TreeCache, parse
-from sleuth.ast_search.workers import MatchPool, PatternArgs, RawMatch, find_raw, get_pool
+from sleuth.ast_search.workers import MatchPool, PatternArgs, RawMatch, find_raw, open_pool
 
 __all__ = [
     "LANGUAGES",
@@ -35,5 +36,5 @@ __all__ = [
     "PatternArgs",
     "RawMatch",
     "find_raw",
-    "get_pool",
+    "open_pool",
 ]

@@ -250,6 +250,8 @@ def get_lang_spec(lang: str) -> LangSpec:
     return LANGUAGES[name]
 
 
+# Kept for the process's life on purpose: a loaded grammar is immutable and costs a shared
+# library load, and the same 16 grammars serve every session (no state to own or reset).
 @cache
 def get_ts_language(name: str) -> Language:
     """Load the grammar of ``name`` (a canonical language name) once per process."""

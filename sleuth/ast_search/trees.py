@@ -1,14 +1,15 @@
-"""Parsers and parse trees: a per-thread parser pool and a bounded, incremental tree cache.
+"""Parsing and parse trees: ``parse`` and a bounded, incremental tree cache.
 
-``parse(lang, data)`` parses with a parser owned by the calling thread (a tree-sitter
-``Parser`` must not be shared between threads). ``TreeCache`` keeps the trees of recently
-searched files for the long-running faces (MCP server, in-process API): it is bounded by the
-bytes of source it holds (a tree costs about 25x its source in memory, so a 64 MiB budget of
-source is about 1.6 GiB of trees), evicts least recently used files first, and when a file
-changed it reparses incrementally from the old tree (``tree.edit`` + ``parse(new, old)``),
-which costs a fraction of a full parse. A reparse that finds a syntax error is redone from
-scratch: tree-sitter's error recovery can differ between the two, and the tree must be the one
-a fresh process would build.
+``parse(lang, data)`` parses with a new tree-sitter ``Parser``: one must not be shared between
+threads, and making one costs about a microsecond, lost in the parse (measured on sleuth's own
+sources, a fresh parser per file parses as fast as one reused), so no pool of parsers is kept
+anywhere. ``TreeCache`` keeps the trees of recently searched files for the long-running faces
+(MCP server, in-process API): it is bounded by the bytes of source it holds (a tree costs about
+25x its source in memory, so a 64 MiB budget of source is about 1.6 GiB of trees), evicts least
+recently used files first, and when a file changed it reparses incrementally from the old tree
+(``tree.edit`` + ``parse(new, old)``), which costs a fraction of a full parse. A reparse that
+finds a syntax error is redone from scratch: tree-sitter's error recovery can differ between the
+two, and the tree must be the one a fresh process would build.
 
 An entry can also carry what was derived from its tree (the file's tags, ``attach``): ``revise``
 hands back, besides the new tree, the previous version's edited tree, bytes, the edit between
@@ -30,22 +31,10 @@ __all__ = ["parse", "TreeCache", "DEFAULT_CACHE_BYTES", "Edit", "Revision", "Pre
 
 DEFAULT_CACHE_BYTES = 64 * 1024 * 1024
 
-_local = threading.local()
-
-
-def _parser(lang: str) -> Parser:
-    pool: dict[str, Parser] | None = getattr(_local, "parsers", None)
-    if pool is None:
-        pool = _local.parsers = {}
-    parser = pool.get(lang)
-    if parser is None:
-        parser = pool[lang] = Parser(get_lang_spec(lang).ts_language)
-    return parser
-
 
 def parse(lang: str, data: bytes, old_tree: Tree | None = None) -> Tree:
     """Parse ``data`` as ``lang`` (reusing ``old_tree``, already edited, if given)."""
-    parser = _parser(get_lang_spec(lang).name)
+    parser = Parser(get_lang_spec(lang).ts_language)
     if old_tree is None:
         return parser.parse(data)
     return parser.parse(data, old_tree)

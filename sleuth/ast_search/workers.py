@@ -10,13 +10,14 @@ own stream, so results are identical to a serial scan.
 Only one-shot processes use it (the CLI, a ``Workbench`` without a tree cache): a long-running
 face keeps trees warm in its own process instead. Workers are forked (Linux) so they inherit
 the loaded grammars; where ``fork`` is unavailable there is no pool and scans stay serial.
+A pool belongs to the session that opened it (``open_pool``; ``service.session.Session`` keeps
+one, forked on first use, and lets it go in ``close``): no pool lives in this module.
 """
 
 from __future__ import annotations
 
 import multiprocessing
 import os
-import threading
 from concurrent.futures import Future, ProcessPoolExecutor
 
 from sleuth.ast_search.engine import AstPattern, compile_pattern
@@ -25,20 +26,16 @@ __all__ = [
     "PatternArgs",
     "RawMatch",
     "MatchPool",
-    "get_pool",
+    "open_pool",
     "find_raw",
-    "kill_workers",
-    "MAX_WORKERS",
 ]
-
-MAX_WORKERS = 4
 
 PatternArgs = tuple[str, str, str | None, str]
 """(pattern, lang, selector, strictness): what a worker needs to compile the pattern."""
 RawMatch = tuple[int, int, dict[str, tuple[int, int, int]]]
 """(start, end, {NAME: (nodes, start, end)}) of one match: cheap to pickle."""
 
-_compiled: dict[PatternArgs, AstPattern] = {}  # per worker process
+_compiled: dict[PatternArgs, AstPattern] = {}  # lives in each worker process only
 
 
 def find_raw(pattern: AstPattern, data: bytes) -> list[RawMatch]:
@@ -85,27 +82,6 @@ class MatchPool:
         self._executor.shutdown(wait=False, cancel_futures=True)
 
 
-def stop_pool() -> None:
-    """Let this process's workers go; a one-shot face calls it when its answer is out, so
-    read-ahead batches not yet started are dropped rather than parsed before the exit."""
-    global _pool
-    with _pool_lock:
-        pool, _pool = _pool, None
-    if pool is not None:
-        pool.drop_queued()
-
-
-def kill_workers() -> None:
-    """SIGKILL every worker this process forked: only for a process about to leave through
-    ``os._exit`` (a normal exit joins the executor's threads, which a kill can hang)."""
-    for child in multiprocessing.active_children():
-        child.kill()
-
-
-_pool: MatchPool | None = None
-_pool_lock = threading.Lock()
-
-
 def _cpus() -> int:
     try:
         return len(os.sched_getaffinity(0))
@@ -113,18 +89,12 @@ def _cpus() -> int:
         return os.cpu_count() or 1
 
 
-def get_pool() -> MatchPool | None:
-    """The process's pool (made on first use), or None where it cannot help: one CPU, no
-    ``fork``, or inside a worker."""
-    global _pool
-    if _pool is not None:
-        return _pool
+def open_pool(max_workers: int) -> MatchPool | None:
+    """A new pool of up to ``max_workers`` forked workers (no more than the CPUs this process
+    may run on), or None where it cannot help: one CPU, no ``fork``, or inside a worker."""
     if multiprocessing.parent_process() is not None:
         return None
-    workers = min(MAX_WORKERS, _cpus())
+    workers = min(max_workers, _cpus())
     if workers < 2 or "fork" not in multiprocessing.get_all_start_methods():
         return None
-    with _pool_lock:
-        if _pool is None:
-            _pool = MatchPool(workers)
-    return _pool
+    return MatchPool(workers)

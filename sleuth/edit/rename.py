@@ -40,16 +40,20 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sleuth.edit.journal import FileChange, commit
 from sleuth.edit.operations import Editor, Splice, splice, text_arg, unified_diff
 from sleuth.errors import Conflict, InvalidQuery, NotFound, SleuthError, Unsupported
 from sleuth.query.name_syntax import NameSyntax, name_syntax
+from sleuth.query.servers import LanguageServers
 from sleuth.resources.refs import looks_like_ref
 from sleuth.resources.selection import Range, Resolver, Selection
 from sleuth.resources.views import ReadResult, Views
 from sleuth.workspace import FileText, Workspace, encoding_of, stamp_bytes
+
+if TYPE_CHECKING:
+    from sleuth.query.servers import LspEdit
 
 __all__ = ["Renamer", "split_rename", "find_clashes", "MAX_UNTOUCHED", "MAX_CLASHES"]
 
@@ -73,7 +77,7 @@ def split_rename(ref: str, new_name: str | None) -> tuple[str, str]:
     return ref, new_name
 
 
-def _install_hint(servers: Any, lang: str | None) -> str:
+def _install_hint(servers: LanguageServers | None, lang: str | None) -> str:
     if servers is None or lang is None:
         return ""
     try:
@@ -114,7 +118,12 @@ class Renamer:
         self._editor = editor  # keeps the undo data, as for every edit
 
     def rename(
-        self, ref: str, new_name: str | None, servers: Any, *, force: bool = False
+        self,
+        ref: str,
+        new_name: str | None,
+        servers: LanguageServers | None,
+        *,
+        force: bool = False,
     ) -> ReadResult:
         """Rename the symbol ``ref`` names; ``force`` writes even when the name clashes."""
         ref, new_name = split_rename(ref, new_name)
@@ -139,7 +148,7 @@ class Renamer:
         held = sel.texts[target.path].data
         old_name = held[target.start_byte : target.end_byte].decode("utf-8", errors="replace")
         plan = servers.rename_plan(target.path, target.start_byte, new_name, expect=held)
-        by_file: dict[str, list[Any]] = defaultdict(list)
+        by_file: dict[str, list[LspEdit]] = defaultdict(list)
         for e in plan.edits:
             if not self._ws.is_denied(e.path):  # the pool drops them already; never written
                 by_file[e.path].append(e)
@@ -162,9 +171,9 @@ class Renamer:
             changes.append(FileChange(path, ft.stamp, ft.data, new))
             new_ft = _file_text(path, new)
             texts[path] = new_ft
-            for s, e in _whole_words(new, [(s, e) for s, e, _ in found]):
-                line, _, end_line, _ = new_ft.locate(s, e)
-                results.append(Range(path, s, e, line, end_line, new_ft.stamp))
+            for start, end in _whole_words(new, [(s, e) for s, e, _ in found]):
+                line, _, end_line, _ = new_ft.locate(start, end)
+                results.append(Range(path, start, end, line, end_line, new_ft.stamp))
         commit(self._ws, changes)  # refuses unless every file still holds what the server saw
         answer = self._views.register(
             Selection(source=ref, ranges=sorted(results), result_id="", texts=texts),

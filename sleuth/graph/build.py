@@ -23,14 +23,17 @@ new function nobody names) re-resolves the edited file alone.
 
 How files come in (``apply``: the incremental rule, a cold build's rows, pooled resolution;
 ``restore_rows``: the cache loader) is ``updates``; what is kept and how one file's nodes and
-edges are written is ``state``.
+edges are written is ``state``. ``sync`` (a listing's stamps in, only the changed files
+re-tagged) is here, beside the graph it updates; persisting is ``store``'s (``save``, ``load``,
+``GraphStore``), which imports the graph and is never imported by it.
 """
 
 from __future__ import annotations
 
 import marshal
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 from sleuth.errors import InvalidQuery, NotFound
 from sleuth.graph import queries
@@ -41,15 +44,14 @@ from sleuth.graph.resolve import EdgeKey, Resolution
 from sleuth.graph.table import ResolutionRow, resolution_to_row
 from sleuth.graph.updates import GraphUpdates
 
-if TYPE_CHECKING:
-    from sleuth.graph.store import SyncReport
-
-__all__ = ["Graph", "EdgeKey", "EDGE_KINDS", "BlobSources", "encode_blobs"]
+__all__ = ["Graph", "EdgeKey", "EDGE_KINDS", "BlobSources", "encode_blobs", "SyncReport", "sync"]
 
 EDGE_KINDS = ("contains", "calls", "references", "imports", "inherits")
 BlobSources = tuple[bytes | RecordRow | FileRecord, bytes | Resolution]
 """A file's cache row before encoding: its record and its resolution, each as the bytes to
 store or as the value to encode (``Graph.blob_sources``)."""
+GetTags = Callable[[str], tuple[FileTags, bytes | None]]
+"""A file's tags and bytes (bytes may be None), by path: how ``sync`` re-tags a file."""
 
 
 def encode_blobs(
@@ -130,7 +132,7 @@ class Graph(GraphUpdates):
         resolved = {p: self._resolved.get(p, Resolution()) for p in self._records}
         return dict(self._records.items()), resolved, dict(self._semantic)
 
-    # -- queries and persistence --------------------------------------------------------------
+    # -- queries and sync ---------------------------------------------------------------------
 
     def file_view(self, path: str) -> FileView:
         """``graph:PATH`` — top-level declarations with edges by kind (NotFound if unknown)."""
@@ -148,25 +150,8 @@ class Graph(GraphUpdates):
         """``graph:`` — declarations by (personalised) PageRank, best first."""
         return ranking.rank(self, limit, personalize_paths)
 
-    def save(self, path: str) -> None:
-        """Write the whole cache (e.g. ``.sleuth/graph.db``)."""
-        from sleuth.graph.store import save
-
-        save(self, path)
-
-    @classmethod
-    def load(cls, path: str) -> Graph:
-        """Read a cache written by ``save``; an empty graph when there is none usable."""
-        from sleuth.graph.store import load
-
-        return load(path)
-
-    def sync(
-        self, stamps: Mapping[str, str], get_tags: Callable[[str], tuple[FileTags, bytes | None]]
-    ) -> SyncReport:
+    def sync(self, stamps: Mapping[str, str], get_tags: GetTags) -> SyncReport:
         """Re-tag and re-resolve only the files whose stamps changed; drop vanished files."""
-        from sleuth.graph.store import sync
-
         return sync(self, stamps, get_tags)
 
     # -- semantic confirmation ----------------------------------------------------------------
@@ -274,6 +259,45 @@ class Graph(GraphUpdates):
         )
         unresolved = {p: r.unresolved for p, r in sorted(self._resolved.items())}
         return {"nodes": nodes, "edges": edges, "unresolved": unresolved}
+
+
+@dataclass
+class SyncReport:
+    """What ``sync`` did, by path (sorted)."""
+
+    added: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    unchanged: int = 0
+
+
+def sync(graph: Graph, stamps: Mapping[str, str], get_tags: GetTags) -> SyncReport:
+    """Make the graph hold exactly the files of ``stamps``, re-tagging only changed ones.
+
+    ``stamps`` maps every current path to its stamp (SPEC §4); ``get_tags(path)`` returns the
+    file's tags and bytes (bytes may be None). A file whose stored stamp equals its current one
+    is not re-tagged; removed files are dropped; all changes are applied in one pass.
+    """
+    report = SyncReport()
+    changes: dict[str, FileRecord | None] = {}
+    known = set(graph.files())
+    for path in sorted(stamps):
+        stamp = stamps[path]
+        if path in known and stamp and graph.stamp(path) == stamp:
+            report.unchanged += 1
+            continue
+        tags, data = get_tags(path)
+        rec = make_record(tags, data, stamp)
+        if rec.path != path:
+            rec = replace(rec, path=path)
+        changes[path] = rec
+        (report.updated if path in known else report.added).append(path)
+    for path in sorted(known - set(stamps)):
+        changes[path] = None
+        report.removed.append(path)
+    if changes:
+        graph.apply(changes)
+    return report
 
 
 def _stamp(data: bytes | None, stamp: str | None) -> str:

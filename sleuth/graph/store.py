@@ -1,4 +1,4 @@
-"""The graph cache (``.sleuth/graph.db``, SQLite) and ``sync``: rebuild only what changed.
+"""The graph cache (``.sleuth/graph.db``, SQLite): a graph restored without re-tagging.
 
 One row per file: its record and the result of resolving it (edges with occurrences, the files
 and module keys it depended on), each a ``marshal``-ed tuple of plain values, with the stat
@@ -12,7 +12,7 @@ corrupting it. Each write moves an ``epoch``; a store that finds another process
 it loaded rewrites every row, so the file always holds one process's consistent state.
 
 It is a cache: a missing, unreadable, corrupt or older-version file loads as an empty graph (and
-is recreated), and ``sync`` then rebuilds everything.
+is recreated), and ``sync`` (``build``: only changed files re-tagged) then rebuilds everything.
 """
 
 from __future__ import annotations
@@ -24,22 +24,20 @@ import sqlite3
 import sys
 import uuid
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 from sleuth.graph.build import BlobSources, Graph, encode_blobs
 from sleuth.graph.partial import load_part
-from sleuth.graph.records import FileRecord, FileTags, make_record
-from sleuth.graph.updates import no_gc
-from sleuth.workspace.workspace import STATE_DIR, make_state_dir, state_file_id
+from sleuth.tuning import Collector
+from sleuth.workspace.sqlite_file import SqliteFile
+from sleuth.workspace.workspace import STATE_DIR, make_state_dir
 from sleuth.write_behind import WriteBehind, courteous
 
 __all__ = [
     "GraphStore",
     "save",
     "load",
-    "sync",
-    "SyncReport",
     "CACHE_VERSION",
     "DEFAULT_CACHE",
     "Stat",
@@ -52,7 +50,6 @@ rebuilt rather than misread."""
 DEFAULT_CACHE = ".sleuth/graph.db"
 _FORMAT = f"{CACHE_VERSION}/marshal-{marshal.version}/py{sys.version_info[0]}.{sys.version_info[1]}"
 
-GetTags = Callable[[str], tuple[FileTags, bytes | None]]
 Stat = tuple[int, int]
 """(size, mtime_ns) of a file as last seen: a file still showing it need not be re-read."""
 
@@ -66,23 +63,21 @@ _SCHEMA = (
 _BAD = (sqlite3.DatabaseError, ValueError, TypeError, EOFError, KeyError, IndexError)
 
 
-@dataclass
-class SyncReport:
-    """What ``sync`` did, by path (sorted)."""
-
-    added: list[str] = field(default_factory=list)
-    updated: list[str] = field(default_factory=list)
-    removed: list[str] = field(default_factory=list)
-    unchanged: int = 0
+def _create_tables(db: sqlite3.Connection) -> None:
+    for statement in _SCHEMA:
+        db.execute(statement)
 
 
 class GraphStore:
     """One cache file, kept open: ``load`` once, then ``write`` after every change."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, *, collector: Collector | None = None) -> None:
+        """``collector``: the session's policy for the cyclic collector, paused while a load
+        restores millions of small acyclic objects (default: paused)."""
         self.path = path
-        self._db: sqlite3.Connection | None = None
-        self._file: tuple[int, int] | None = None  # (device, inode) of the file ``_db`` holds
+        self._collector = collector if collector is not None else Collector()
+        # One keeper uses it at a time, from whichever thread serves the query.
+        self._sqlite = SqliteFile(path, timeout=5.0, check_same_thread=False)
         self._epoch: str | None = None  # the epoch this process's state matches; None: unknown
         # ``write(behind=True)``: rows taken from the graph at once, stored by a background
         # thread; every other use of the connection waits for it
@@ -90,36 +85,24 @@ class GraphStore:
 
     # -- connection ---------------------------------------------------------------------------
 
+    @property
+    def _db(self) -> sqlite3.Connection | None:
+        return self._sqlite.conn
+
     def _connect(self) -> sqlite3.Connection:
-        if self._db is not None and state_file_id(self.path) != self._file:
-            # .sleuth/ deleted (and maybe made again): this connection holds the old file, and
-            # whatever it wrote would be lost; the file now there holds none of this process's
-            # rows, so the next write rewrites them all
-            with contextlib.suppress(sqlite3.Error):
-                self._db.close()
-            self._db = None
+        db = self._sqlite.current()
+        if db is not None:
+            return db
+        if self._sqlite.dropped:
+            # .sleuth/ deleted (and maybe made again): the file now there holds none of this
+            # process's rows, so the next write rewrites them all
             self._epoch = None
-        if self._db is None:
-            folder = Path(self.path).absolute().parent
-            if folder.name == STATE_DIR:  # a workspace's .sleuth/ (deleted since?) with its marker
-                make_state_dir(folder)
-            else:
-                folder.mkdir(parents=True, exist_ok=True)
-            # One keeper uses it at a time, from whichever thread serves the query.
-            db = sqlite3.connect(
-                self.path, timeout=5.0, isolation_level=None, check_same_thread=False
-            )
-            try:
-                db.execute("PRAGMA journal_mode=WAL")
-                db.execute("PRAGMA synchronous=NORMAL")
-                for statement in _SCHEMA:
-                    db.execute(statement)
-            except BaseException:
-                db.close()
-                raise
-            self._db = db
-            self._file = state_file_id(self.path)
-        return self._db
+        folder = Path(self.path).absolute().parent
+        if folder.name == STATE_DIR:  # a workspace's .sleuth/ (deleted since?) with its marker
+            make_state_dir(folder)
+        else:
+            folder.mkdir(parents=True, exist_ok=True)
+        return self._sqlite.open(_create_tables)
 
     def wait(self) -> None:
         """Wait for a write made behind (``write(behind=True)``) to be stored."""
@@ -128,10 +111,7 @@ class GraphStore:
     def close(self) -> None:
         """Wait for a pending write, close the connection (a later call reopens it)."""
         self._behind.wait()
-        if self._db is not None:
-            with contextlib.suppress(sqlite3.Error):
-                self._db.close()
-            self._db = None
+        self._sqlite.close()
 
     def _discard(self) -> None:
         """Delete an unusable cache file (and its journal) so the next use starts afresh."""
@@ -152,7 +132,7 @@ class GraphStore:
         self._behind.wait()
         if not os.path.exists(self.path):
             return Graph(), {}
-        with no_gc():
+        with self._collector.paused():
             try:
                 return self._load()
             except _BAD:
@@ -192,7 +172,7 @@ class GraphStore:
         self._behind.wait()
         if not os.path.exists(self.path):
             return None
-        with no_gc():
+        with self._collector.paused():
             try:
                 db = self._connect()
                 db.execute("BEGIN")
@@ -376,32 +356,3 @@ def load(path: str) -> Graph:
         return store.load()[0]
     finally:
         store.close()
-
-
-def sync(graph: Graph, stamps: Mapping[str, str], get_tags: GetTags) -> SyncReport:
-    """Make the graph hold exactly the files of ``stamps``, re-tagging only changed ones.
-
-    ``stamps`` maps every current path to its stamp (SPEC §4); ``get_tags(path)`` returns the
-    file's tags and bytes (bytes may be None). A file whose stored stamp equals its current one
-    is not re-tagged; removed files are dropped; all changes are applied in one pass.
-    """
-    report = SyncReport()
-    changes: dict[str, FileRecord | None] = {}
-    known = set(graph.files())
-    for path in sorted(stamps):
-        stamp = stamps[path]
-        if path in known and stamp and graph.stamp(path) == stamp:
-            report.unchanged += 1
-            continue
-        tags, data = get_tags(path)
-        rec = make_record(tags, data, stamp)
-        if rec.path != path:
-            rec = replace(rec, path=path)
-        changes[path] = rec
-        (report.updated if path in known else report.added).append(path)
-    for path in sorted(known - set(stamps)):
-        changes[path] = None
-        report.removed.append(path)
-    if changes:
-        graph.apply(changes)
-    return report

@@ -4,18 +4,19 @@
 and re-resolves exactly the files that noted one of them, carrying over what an edited file's
 edit cannot have changed (``carry``), so the graph equals a full rebuild. A cold build's files
 come in as record rows while the tagging workers go on, and are resolved in forked workers
-(``workers``) once enough need it; their edges are installed in path order as they come.
-``restore_rows`` installs saved state without resolving anything.
+(``workers``) once enough need it (``Tuning.resolve_pool_min``); their edges are installed in
+path order as they come. ``restore_rows`` installs saved state without resolving anything.
+``apply`` keeps the cyclic collector paused through a big batch as the caller's ``Collector``
+says (the default pauses: a graph used without a session); the cache loader does the same
+around ``restore_rows``.
 
 ``Graph`` (``build``) adds the convenience doors, the queries and persistence on top.
 """
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import marshal
-from collections.abc import Generator, Iterable, Iterator, Mapping
+from collections.abc import Generator, Iterable, Mapping
 
 from sleuth.graph import workers
 from sleuth.graph.carry import carry_over
@@ -25,10 +26,13 @@ from sleuth.graph.records import FileRecord, RecordRow
 from sleuth.graph.resolve import EdgeKey, Resolution, Resolver
 from sleuth.graph.state import GraphState
 from sleuth.graph.table import NewVersion, ResolutionRow, resolution_from_row
+from sleuth.tuning import Collector, Tuning
 
-__all__ = ["GraphUpdates", "Change", "no_gc"]
+__all__ = ["GraphUpdates", "Change"]
 
 _BATCH = 64
+_DEFAULT_TUNING = Tuning()  # frozen values: a graph used without a session
+_DEFAULT_COLLECTOR = Collector()
 Change = FileRecord | RecordRow | bytes | None
 """A file's new version (a record, its cache row, or that row ``marshal``-ed) or None: the
 file is gone."""
@@ -42,6 +46,8 @@ class GraphUpdates(GraphState):
         changes: Mapping[str, Change] | Iterable[tuple[str, Change]],
         *,
         parallel: bool = False,
+        tuning: Tuning | None = None,
+        collector: Collector | None = None,
     ) -> None:
         """Replace (record, or record row) or remove (None) files, then re-resolve every
         affected file. A row (``RecordRow``, or one ``marshal``-ed by a tagging worker) is
@@ -49,22 +55,24 @@ class GraphUpdates(GraphState):
 
         ``changes`` may also be an iterable of (path, change), read once: each file is taken
         in as it comes (e.g. while workers still tag the next ones), then all are resolved.
-        ``parallel``: when many files need resolving, resolve them in forked worker processes
-        (``workers``; in-process when forking is not possible or fails) — same result.
+        ``parallel``: when many files need resolving (``tuning.resolve_pool_min``), resolve them
+        in forked worker processes (``workers``; in-process when forking is not possible or
+        fails) — same result. ``collector``: the session's policy for the cyclic collector.
         """
+        tuning = tuning if tuning is not None else _DEFAULT_TUNING
         if isinstance(changes, Mapping):
             if not changes:
                 return
             if len(changes) < _BATCH:
                 self.version += 1
-                self._apply(changes.items(), parallel)
+                self._apply(changes.items(), parallel, tuning)
                 return
             changes = changes.items()
         self.version += 1
         # A big batch allocates millions of small objects holding no cycles; the cyclic
         # collector scanning them repeatedly would double the build time.
-        with no_gc():
-            self._apply(changes, parallel)
+        with (collector or _DEFAULT_COLLECTOR).paused():
+            self._apply(changes, parallel, tuning)
 
     def _index(self, path: str) -> FileIndex:
         idx = self._indexes.get(path)
@@ -86,7 +94,7 @@ class GraphUpdates(GraphState):
         """Whether some file's resolution depends on ``key``."""
         return bool(self._key_users.get(key))
 
-    def _apply(self, changes: Iterable[tuple[str, Change]], parallel: bool) -> None:
+    def _apply(self, changes: Iterable[tuple[str, Change]], parallel: bool, tuning: Tuning) -> None:
         affected: set[str] = set()
         by_keys: set[str] = set()  # files that read a key that changed
         moved: set[str] = set()  # every key that changed
@@ -160,9 +168,9 @@ class GraphUpdates(GraphState):
         pooled: Generator[tuple[str, bytes], None, None] | None = None
         if parallel:
             plain = sum(1 for p in ordered if p not in carried)
-            if plain >= workers.RESOLVE_POOL_MIN and workers.can_fork():
+            if plain >= tuning.resolve_pool_min and workers.can_fork():
                 pooled = workers.iter_resolved(
-                    self._resolver, [p for p in ordered if p not in carried]
+                    self._resolver, [p for p in ordered if p not in carried], tuning.resolve_chunk
                 )
         resolver = self._resolver()
         try:
@@ -195,32 +203,19 @@ class GraphUpdates(GraphState):
         rows: Iterable[tuple[str, RecordRow, ResolutionRow]],
         semantic: Mapping[EdgeKey, str],
     ) -> None:
-        """Install saved state without resolving anything (the cache loader's door).
+        """Install saved state without resolving anything (the cache loader's door: it keeps
+        the cyclic collector paused around the load, as its ``Collector`` says).
 
         Records stay rows until first asked for; nothing is marked as changed.
         """
-        with no_gc():
-            self.version += 1
-            self._semantic = dict(semantic)
-            resolutions: list[tuple[str, ResolutionRow]] = []
-            for path, rec_row, res_row in rows:
-                self._records.put_row(path, rec_row)
-                self._modules.add(path)
-                lang, stamp, complete, reason, defs, _ = rec_row
-                self._add_nodes(path, lang, stamp, complete, reason, defs)
-                resolutions.append((path, res_row))
-            for path, res_row in resolutions:
-                self._install(path, resolution_from_row(res_row))
-
-
-@contextlib.contextmanager
-def no_gc() -> Iterator[None]:
-    """The cyclic collector off (as it was before, after): a load, a build or a sync allocates
-    millions of small acyclic objects, which the collector would only rescan."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
+        self.version += 1
+        self._semantic = dict(semantic)
+        resolutions: list[tuple[str, ResolutionRow]] = []
+        for path, rec_row, res_row in rows:
+            self._records.put_row(path, rec_row)
+            self._modules.add(path)
+            lang, stamp, complete, reason, defs, _ = rec_row
+            self._add_nodes(path, lang, stamp, complete, reason, defs)
+            resolutions.append((path, res_row))
+        for path, res_row in resolutions:
+            self._install(path, resolution_from_row(res_row))

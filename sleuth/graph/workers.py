@@ -12,7 +12,8 @@ on, so the graph is the one resolving in-process gives (tests/graph/test_workers
 Workers are only ever forked: a spawned process would re-run the caller's ``__main__`` (a script
 without a main guard would recurse) and would have to be sent the whole graph. ``can_fork``
 says whether that is possible; callers fall back to resolving in-process when it is not, or
-when the pool fails (``OSError``, ``BrokenProcessPool``: ``POOL_ERRORS``).
+when the pool fails (``OSError``, ``BrokenProcessPool``: ``POOL_ERRORS``). When a pool is worth
+it and how big its chunks are is the caller's ``Tuning`` (``resolve_pool_min``, ``resolve_chunk``).
 """
 
 from __future__ import annotations
@@ -27,17 +28,15 @@ from concurrent.futures.process import BrokenProcessPool
 from sleuth.graph.resolve import Resolver
 from sleuth.graph.table import resolution_to_row
 
-__all__ = ["can_fork", "iter_resolved", "worker_count", "POOL_ERRORS", "RESOLVE_POOL_MIN"]
+__all__ = ["can_fork", "iter_resolved", "worker_count", "POOL_ERRORS"]
 
-RESOLVE_POOL_MIN = 384
-"""Resolve in worker processes when at least this many files need resolving without a carry
-(about half a second of work on one core; a pool costs some tens of milliseconds)."""
 POOL_ERRORS = (OSError, BrokenProcessPool)
 """What a failed pool raises; the caller then does the work in-process."""
-_CHUNK = 64
 
 # How the forked workers make a resolver over the graph (set only while a pool runs), and each
-# worker's resolver (made in the worker on its first chunk, kept for the next ones).
+# worker's resolver (made in the worker on its first chunk, kept for the next ones). They are
+# for the forked workers only (the parent sets the first just for the pool's life): a fork is how
+# the graph reaches them without being pickled.
 _make_resolver: Callable[[], Resolver] | None = None
 _resolver: Resolver | None = None
 
@@ -58,10 +57,11 @@ def worker_count() -> int:
 
 
 def iter_resolved(
-    make_resolver: Callable[[], Resolver], paths: Sequence[str]
+    make_resolver: Callable[[], Resolver], paths: Sequence[str], chunk: int
 ) -> Generator[tuple[str, bytes], None, None]:
     """Resolve ``paths`` (sorted, none with a carry) in worker processes forked on the first
-    ``next`` (each makes its resolver with ``make_resolver``: over the graph as it is then);
+    ``next``, ``chunk`` paths per task (each worker makes its resolver with ``make_resolver``:
+    over the graph as it is then);
     yields (path, its ``ResolutionRow`` as ``marshal`` writes it — what the cache stores, and
     quicker to send and read than pickle) in the order of ``paths``, as they come.
 
@@ -69,7 +69,7 @@ def iter_resolved(
     yet are then the caller's to resolve. Closing the iterator early shuts the pool down.
     """
     global _make_resolver
-    chunks = [list(paths[i : i + _CHUNK]) for i in range(0, len(paths), _CHUNK)]
+    chunks = [list(paths[i : i + chunk]) for i in range(0, len(paths), chunk)]
     ctx = multiprocessing.get_context("fork")
     _make_resolver = make_resolver
     try:

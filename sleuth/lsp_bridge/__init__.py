@@ -9,7 +9,8 @@ workspace's current files. Layout (DESIGN: transport, session, positions kept ap
     transport.py   one process + JSON-RPC channel: timeouts, cancel, stderr drain, killpg
     session.py     initialize, readiness, document sync, server-to-client answers
     positions.py   byte offsets <-> LSP positions in utf-8/utf-16/utf-32 (the only place)
-    results.py     LspSymbol/LspLocation/LspEdit and the normalisers of raw LSP JSON
+    results.py     LspLocation/LspEdit and the normalisers of raw LSP JSON (declarations
+                   become the model's SymbolDef, as the tags' do)
     compile_db.py  clangd's compile_commands.json under .sleuth/clangd
     pool.py        ServerPool, the synchronous API used by query/
 """
@@ -17,7 +18,7 @@ workspace's current files. Layout (DESIGN: transport, session, positions kept ap
 from __future__ import annotations
 
 from sleuth.lsp_bridge.pool import ServerPool
-from sleuth.lsp_bridge.results import LspEdit, LspLocation, LspSymbol
+from sleuth.lsp_bridge.results import LspEdit, LspLocation
 from sleuth.lsp_bridge.servers import SERVERS, language_of, server_status
 
 __all__ = [
@@ -25,7 +26,6 @@ __all__ = [
     "SERVERS",
     "server_status",
     "language_of",
-    "LspSymbol",
     "LspLocation",
     "LspEdit",
 ]

@@ -35,13 +35,13 @@ from sleuth.lsp_bridge.positions import LineIndex
 from sleuth.lsp_bridge.results import (
     LspEdit,
     LspLocation,
-    LspSymbol,
     edits_of,
     flatten_symbols,
     iter_locations,
 )
 from sleuth.lsp_bridge.servers import (
     ServerSpec,
+    ServerVersions,
     configured,
     language_of,
     resolve_spec,
@@ -50,6 +50,7 @@ from sleuth.lsp_bridge.servers import (
 )
 from sleuth.lsp_bridge.session import Session
 from sleuth.lsp_bridge.transport import ServerError
+from sleuth.model import SymbolDef
 from sleuth.workspace import Workspace
 
 __all__ = ["ServerPool", "RenamePlan", "RENAME_ROUNDS"]
@@ -91,13 +92,19 @@ def _given_up(spec: ServerSpec) -> ServerUnavailable:
 class ServerPool:
     """Language servers of one workspace, started lazily, reused, restarted, shut down."""
 
-    def __init__(self, ws: Workspace, *, timeout: float = 20.0) -> None:
+    def __init__(
+        self, ws: Workspace, *, timeout: float = 20.0, versions: ServerVersions | None = None
+    ) -> None:
+        """``versions``: what probed servers answered to ``--version``, kept by the session
+        (``service.session.Session.server_versions``) so each is asked once; a memo of the
+        pool's own when not given."""
         self.ws = ws
         self.timeout = timeout
+        self._versions: ServerVersions = versions if versions is not None else {}
         self._sessions: dict[str, Session] = {}
         self._crashes: dict[str, int] = {}
         self._locks: dict[str, asyncio.Lock] = {}
-        self._outlines: dict[tuple[str, str], tuple[str, Session, list[LspSymbol]]] = {}
+        self._outlines: dict[tuple[str, str], tuple[str, Session, list[SymbolDef]]] = {}
         """``documentSymbol`` answers by (server, file), with the file's stamp and session."""
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(
@@ -155,7 +162,7 @@ class ServerPool:
                 "javascript, c, cpp, go and rust",
                 details={"language": lang},
             )
-        return resolve_spec(lang, self.ws.config)
+        return resolve_spec(lang, self.ws.config, self._versions)
 
     def server_name(self, lang: str) -> str:
         return self.spec(lang).name
@@ -182,7 +189,7 @@ class ServerPool:
             return False
         if self._crashes.get(self._key(spec), 0) >= MAX_CRASHES:
             raise _given_up(spec)
-        if usable(spec):
+        if usable(spec, self._versions):
             return True
         if configured(lang, self.ws.config):
             raise ServerUnavailable(
@@ -199,7 +206,7 @@ class ServerPool:
 
     def status(self) -> list[dict[str, Any]]:
         """For ``sleuth doctor``: language, server, command, found, version, install."""
-        return server_status(self.ws.config)
+        return server_status(self.ws.config, self._versions)
 
     @staticmethod
     def _key(spec: ServerSpec) -> str:
@@ -311,10 +318,10 @@ class ServerPool:
 
     # -- queries -----------------------------------------------------------------------------
 
-    def document_symbols(self, path: str) -> list[LspSymbol]:
+    def document_symbols(self, path: str) -> list[SymbolDef]:
         """Declarations of one file, flattened in document order, containers dotted."""
 
-        async def run() -> list[LspSymbol]:
+        async def run() -> list[SymbolDef]:
             session, rel, params = await self._at(path)
             return await self._document_symbols(session, rel, params)
 
@@ -322,7 +329,7 @@ class ServerPool:
 
     async def _document_symbols(
         self, session: Session, rel: str, params: dict[str, Any]
-    ) -> list[LspSymbol]:
+    ) -> list[SymbolDef]:
         if not session.supports("documentSymbolProvider"):
             raise Unsupported(
                 f"language server {session.spec.name} does not list a file's symbols",
@@ -345,14 +352,14 @@ class ServerPool:
             self._outlines[cache_key] = (stamp, session, found)
         return list(found)
 
-    def workspace_symbols(self, lang: str, query: str, *, fuzzy: bool = True) -> list[LspSymbol]:
+    def workspace_symbols(self, lang: str, query: str, *, fuzzy: bool = True) -> list[SymbolDef]:
         """``workspace/symbol`` matches, widened to whole declarations by ``documentSymbol``.
 
         With ``fuzzy=False`` only names equal to ``query`` ignoring case are kept (and widened):
         servers answer fuzzily, and widening hundreds of near-misses costs seconds.
         """
 
-        async def run() -> list[LspSymbol]:
+        async def run() -> list[SymbolDef]:
             session = await self._session(lang)
             session.prepare()
             result = await self._settled(session, "workspace/symbol", {"query": query})
@@ -368,9 +375,9 @@ class ServerPool:
 
         return self._call(run)
 
-    async def _enrich(self, session: Session, items: list[Any]) -> list[LspSymbol]:
-        out: list[LspSymbol] = []
-        per_file: dict[str, list[LspSymbol]] = {}
+    async def _enrich(self, session: Session, items: list[Any]) -> list[SymbolDef]:
+        out: list[SymbolDef] = []
+        per_file: dict[str, list[SymbolDef]] = {}
         for item in items:
             if not isinstance(item, dict) or not isinstance(item.get("location"), dict):
                 continue
@@ -388,20 +395,8 @@ class ServerPool:
             flat = flatten_symbols([item], rel, index, session.encoding)
             if not flat:
                 continue
-            hit = flat[0]
-            match = _best_match(hit, per_file.get(rel, []))
-            if match is not None:
-                hit = LspSymbol(
-                    match.name,
-                    match.kind,
-                    match.container,
-                    rel,
-                    match.start_byte,
-                    match.end_byte,
-                    match.name_start,
-                    match.name_end,
-                )
-            out.append(hit)
+            # the document symbol (of this very file) it stands for, with the whole range
+            out.append(_best_match(flat[0], per_file.get(rel, [])) or flat[0])
         return sorted(set(out), key=lambda s: (s.path, s.start_byte, s.name))
 
     def references(
@@ -569,9 +564,9 @@ def _check_utf8(rel: str, data: bytes) -> None:
         ) from None
 
 
-def _best_match(hit: LspSymbol, symbols: list[LspSymbol]) -> LspSymbol | None:
+def _best_match(hit: SymbolDef, symbols: list[SymbolDef]) -> SymbolDef | None:
     """The document symbol a workspace-symbol hit stands for: same name, overlapping range."""
-    best: LspSymbol | None = None
+    best: SymbolDef | None = None
     for sym in symbols:
         if sym.name != hit.name:
             continue

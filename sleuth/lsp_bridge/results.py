@@ -1,5 +1,10 @@
 """The bridge's records and the normalisers that turn raw LSP JSON into them.
 
+A declaration a server reports is the model's ``SymbolDef``, the record the tags extractor
+yields too (one declaration record, DESIGN): its kind in the tags vocabulary (``normal_kind``),
+its id ``symbol_id`` of path, qualified name and kind, its lines SPEC §2 lines. So every layer
+above reads one shape, and ``query`` only aligns ids with the tags' where both see a name.
+
 Servers answer the same question in several shapes (research ``lsp.md`` §2): ``Location`` or
 ``LocationLink``; ``DocumentSymbol`` trees or flat ``SymbolInformation``; a ``WorkspaceEdit``
 with ``changes`` or ``documentChanges``, whose edits are identifier ranges (ty, tsgo),
@@ -11,18 +16,21 @@ encoding; paths are workspace-relative POSIX, and anything outside the workspace
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from itertools import accumulate
 from typing import Any
 
 from sleuth.errors import Unsupported
 from sleuth.lsp_bridge.positions import LineIndex, PositionEncoding
+from sleuth.model import SymbolDef, symbol_id
 
 __all__ = [
-    "LspSymbol",
     "LspLocation",
     "LspEdit",
     "SYMBOL_KINDS",
+    "normal_kind",
     "iter_locations",
     "flatten_symbols",
     "edits_of",
@@ -36,24 +44,31 @@ SYMBOL_KINDS: dict[int, str] = {
     25: "operator", 26: "type_parameter",
 }  # fmt: skip
 
+# LSP kind names (``SYMBOL_KINDS``, lower case, no "_") -> the tags vocabulary of ``SymbolDef``.
+_KINDS = {
+    "class": "class",
+    "struct": "class",
+    "interface": "interface",
+    "enum": "class",
+    "method": "method",
+    "constructor": "method",
+    "function": "function",
+    "module": "module",
+    "namespace": "module",
+    "package": "module",
+    "constant": "constant",
+    "enummember": "constant",
+    "variable": "variable",
+    "field": "field",
+    "property": "field",
+    "typeparameter": "type",
+    "object": "variable",
+}
+
 IndexOf = Callable[[str], "LineIndex | None"]
 """Line index of a workspace file's current bytes, None when it cannot be read."""
 RelOf = Callable[[str], "str | None"]
 """Workspace-relative path of a ``file://`` URI, None when outside (or cloaked)."""
-
-
-@dataclass(frozen=True)
-class LspSymbol:
-    """A declaration a server reported: whole range (when known) and name range, in bytes."""
-
-    name: str
-    kind: str
-    container: str
-    path: str
-    start_byte: int
-    end_byte: int
-    name_start: int
-    name_end: int
 
 
 @dataclass(frozen=True, order=True)
@@ -78,6 +93,14 @@ class LspEdit:
 def kind_name(kind: object) -> str:
     """The lower-case name of an LSP ``SymbolKind`` number ("symbol" when unknown)."""
     return SYMBOL_KINDS.get(kind, "symbol") if isinstance(kind, int) else "symbol"
+
+
+def normal_kind(kind: str, container: str) -> str:
+    """The tags vocabulary for an LSP symbol kind (a function inside a class is a method)."""
+    k = _KINDS.get(kind.lower().replace("_", ""), kind.lower())
+    if k == "function" and container:
+        return "method"
+    return k
 
 
 def iter_locations(
@@ -118,17 +141,56 @@ def _name_range(index: LineIndex, name: str, start: int, end: int) -> tuple[int,
     return (m.start(), m.end()) if m else (start, end)
 
 
+class _Declarations:
+    """Makes the ``SymbolDef`` of each declaration of one file's answer."""
+
+    def __init__(self, rel: str, data: bytes) -> None:
+        self.rel, self.data = rel, data
+        self._starts: list[int] | None = None
+
+    def line_of(self, offset: int) -> int:
+        # SPEC §2 lines end at "\n" only (as ``FileText.line_of``); LSP's also end at a lone
+        # "\r", so ``LineIndex`` lines are not these. Built once a file, on first use.
+        if self._starts is None:
+            pieces = self.data.split(b"\n")
+            pieces.pop()
+            self._starts = list(accumulate((len(p) + 1 for p in pieces), initial=0))
+        return bisect_right(self._starts, offset)
+
+    def make(
+        self, name: str, lsp_kind: object, container: str, span: tuple[int, int, int, int]
+    ) -> SymbolDef:
+        start, end, n_start, n_end = span
+        kind = normal_kind(kind_name(lsp_kind), container)
+        qualified = f"{container}.{name}" if container else name
+        return SymbolDef(
+            id=symbol_id(self.rel, qualified, kind),
+            name=name,
+            kind=kind,
+            container=container,
+            path=self.rel,
+            start_byte=start,
+            end_byte=end,
+            line=self.line_of(start),
+            end_line=self.line_of(max(start, end - 1)),
+            name_start=n_start,
+            name_end=n_end,
+        )
+
+
 def flatten_symbols(
     result: Any, rel: str, index: LineIndex, encoding: PositionEncoding
-) -> list[LspSymbol]:
+) -> list[SymbolDef]:
     """A ``documentSymbol`` answer as a flat list in document order, containers dotted.
 
     ``DocumentSymbol`` trees give whole range and name range; flat ``SymbolInformation`` gives
-    one range, in which the name is looked up.
+    one range, in which the name is looked up. Ids are those of the names and kinds the server
+    gives; ``query`` keeps the tags' id where the tags see the same name (``LspFinder``).
     """
-    out: list[LspSymbol] = []
+    out: list[SymbolDef] = []
     if not isinstance(result, list):
         return out
+    decls = _Declarations(rel, index.data)
 
     def walk(items: Iterable[Any], container: str) -> None:
         for item in items:
@@ -142,11 +204,7 @@ def flatten_symbols(
                 start, end = index.range_to_bytes(rng, encoding)
                 n_start, n_end = _name_range(index, name, start, end)
                 outer = item.get("containerName") or container
-                out.append(
-                    LspSymbol(
-                        name, kind_name(item.get("kind")), outer, rel, start, end, n_start, n_end
-                    )
-                )
+                out.append(decls.make(name, item.get("kind"), outer, (start, end, n_start, n_end)))
                 continue
             rng, sel = item.get("range"), item.get("selectionRange")
             if not isinstance(rng, dict):
@@ -156,11 +214,7 @@ def flatten_symbols(
                 n_start, n_end = index.range_to_bytes(sel, encoding)
             else:
                 n_start, n_end = _name_range(index, name, start, end)
-            out.append(
-                LspSymbol(
-                    name, kind_name(item.get("kind")), container, rel, start, end, n_start, n_end
-                )
-            )
+            out.append(decls.make(name, item.get("kind"), container, (start, end, n_start, n_end)))
             children = item.get("children")
             if isinstance(children, list):
                 walk(children, f"{container}.{name}" if container else name)

@@ -15,6 +15,10 @@ The quirks come from measurements (shared research ``lsp.md``):
 
 A workspace overrides the command per language in ``[tool.sleuth.servers]``, e.g.
 ``python = ["jedi-language-server"]``; a known server name keeps its quirks.
+
+What ``<binary> --version`` answered is remembered in a ``ServerVersions`` memo passed in by the
+caller (a ``ServerPool`` keeps the session's: ``service.session.Session.server_versions``), so a
+probed server is asked once per session, not once per query, and nothing is kept here.
 """
 
 from __future__ import annotations
@@ -46,9 +50,12 @@ __all__ = [
     "resolve_spec",
     "server_version",
     "server_status",
+    "ServerVersions",
 ]
 
 OpenFiles = Literal["queried", "project", "all"]
+ServerVersions = dict[tuple[str, ...], str | None]
+"""(binary, *version_args) -> the first line it printed (None: it failed): a session's memo."""
 
 
 @dataclass(frozen=True)
@@ -228,13 +235,14 @@ def _override(lang: str, config: dict[str, Any]) -> ServerSpec | None:
     )
 
 
-def usable(spec: ServerSpec) -> bool:
-    """True when the server's binary is found (and, with ``probe``, answers its version)."""
+def usable(spec: ServerSpec, versions: ServerVersions | None = None) -> bool:
+    """True when the server's binary is found (and, with ``probe``, answers its version;
+    remembered in ``versions``)."""
     if find_binary(spec.command[0]) is None:
         return False
     if not spec.probe:
         return True
-    version = server_version(spec)
+    version = server_version(spec, versions)
     if version is None:
         return False
     return spec.version_pattern is None or re.match(spec.version_pattern, version) is not None
@@ -246,7 +254,9 @@ def configured(lang: str, config: dict[str, Any]) -> bool:
     return isinstance(servers, dict) and lang in servers
 
 
-def resolve_spec(lang: str, config: dict[str, Any]) -> ServerSpec:
+def resolve_spec(
+    lang: str, config: dict[str, Any], versions: ServerVersions | None = None
+) -> ServerSpec:
     """The server for ``lang``: the configured one, else the first candidate found.
 
     When none is found, the first candidate (whose ``install`` says how to get it).
@@ -256,21 +266,20 @@ def resolve_spec(lang: str, config: dict[str, Any]) -> ServerSpec:
         return override
     candidates = SERVERS[lang]
     for spec in candidates:
-        if usable(spec):
+        if usable(spec, versions):
             return spec
     return candidates[0]
 
 
-_VERSIONS: dict[tuple[str, ...], str | None] = {}
-
-
-def server_version(spec: ServerSpec) -> str | None:
-    """The first line ``<binary> --version`` prints, or None when it fails (cached)."""
+def server_version(spec: ServerSpec, versions: ServerVersions | None = None) -> str | None:
+    """The first line ``<binary> --version`` prints, or None when it fails (remembered in
+    ``versions``; asked afresh without one)."""
     binary = find_binary(spec.command[0])
     if binary is None:
         return None
     key = (binary, *spec.version_args)
-    if key not in _VERSIONS:
+    memo: ServerVersions = versions if versions is not None else {}
+    if key not in memo:
         try:
             done = subprocess.run(
                 [binary, *spec.version_args],
@@ -280,19 +289,23 @@ def server_version(spec: ServerSpec) -> str | None:
                 stdin=subprocess.DEVNULL,
             )
         except (OSError, subprocess.SubprocessError):
-            _VERSIONS[key] = None
+            memo[key] = None
         else:
             lines = (done.stdout or done.stderr).strip().splitlines()
-            _VERSIONS[key] = lines[0].strip() if done.returncode == 0 and lines else None
-    return _VERSIONS[key]
+            memo[key] = lines[0].strip() if done.returncode == 0 and lines else None
+    return memo[key]
 
 
-def server_status(config: dict[str, Any] | None = None) -> list[dict[str, Any]]:
-    """For ``sleuth doctor``: each language, its server, found or not, version, install hint."""
+def server_status(
+    config: dict[str, Any] | None = None, versions: ServerVersions | None = None
+) -> list[dict[str, Any]]:
+    """For ``sleuth doctor``: each language, its server, found or not, version, install hint
+    (versions remembered in ``versions``, or in a memo of this call's own)."""
+    memo: ServerVersions = versions if versions is not None else {}
 
     def probe(lang: str) -> ServerSpec:
-        spec = resolve_spec(lang, config or {})
-        server_version(spec)  # cached for the rows below
+        spec = resolve_spec(lang, config or {}, memo)
+        server_version(spec, memo)  # remembered for the rows below
         return spec
 
     # each probe starts a process (jedi's takes seconds): ask them all at once
@@ -301,13 +314,13 @@ def server_status(config: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     rows = []
     for lang, spec in specs.items():
         binary = find_binary(spec.command[0])
-        version = server_version(spec) if binary else None
+        version = server_version(spec, memo) if binary else None
         rows.append(
             {
                 "language": lang,
                 "server": spec.name,
                 "command": [binary or spec.command[0], *spec.command[1:]],
-                "found": usable(spec),
+                "found": usable(spec, memo),
                 "version": version,
                 "install": spec.install,
             }

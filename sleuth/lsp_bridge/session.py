@@ -79,9 +79,6 @@ def _change_uris(change: dict[str, Any]) -> list[object]:
 class Session:
     """A started server with its documents; every method runs on the pool's event loop."""
 
-    POSITION_ENCODINGS: tuple[str, ...] = ("utf-8", "utf-16")
-    """Offered in ``general.positionEncodings``, preferred first (utf-16 is implied anyway)."""
-
     def __init__(self, spec: ServerSpec, ws: Workspace, timeout: float) -> None:
         self.spec = spec
         self.ws = ws
@@ -279,7 +276,9 @@ class Session:
             "capabilities": {
                 **CLIENT_CAPABILITIES,
                 "general": {
-                    "positionEncodings": list(self.spec.encodings or self.POSITION_ENCODINGS)
+                    "positionEncodings": list(
+                        self.spec.encodings or self.ws.tuning.position_encodings
+                    )
                 },
             },
             "initializationOptions": self.spec.init_options,

@@ -12,15 +12,17 @@ but a long pattern that does not parse costs several parses in each language of 
 A one-shot process (no tree cache) with many files to parse hands them, in batches, to worker
 processes (``ast_search.workers``: tree-sitter holds the GIL while parsing) and takes the
 answers back in file order, so results, pages and resume keys are those of a serial scan.
-The matches of each file are memoised per request (bounded), so counting past a page, the
-snapshot after it and the next page's scan never parse a file twice; a batch already running
-in a worker when a page stopped reading is not lost either: the next scan takes its answers.
+The matches of each file are memoised per request (bounded, ``ast_memo``), so counting past a
+page, the snapshot after it and the next page's scan never parse a file twice; a batch already
+running in a worker when a page stopped reading is not lost either: the next scan takes its
+answers. The pool and the memos are the session's (lent through ``execute.Engines``), and the
+thresholds are the workspace's ``Tuning``: nothing here outlives a call.
 """
 
 from __future__ import annotations
 
-from collections import Counter, OrderedDict, deque
-from collections.abc import Iterable, Iterator, Sequence
+from collections import Counter, deque
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
@@ -36,71 +38,24 @@ from sleuth.ast_search import (
     compile_pattern,
     find_raw,
     get_lang_spec,
-    get_pool,
     language_for_path,
 )
 from sleuth.errors import InvalidQuery, SleuthError
 from sleuth.prefilter import Literals, file_may_match, fold
+from sleuth.query.ast_memo import AstMemos, FileMemo
 from sleuth.query.request import SearchRequest
 from sleuth.query.scan import Found
+from sleuth.tuning import Tuning
 from sleuth.workspace import FileEntry, FileText
 
-__all__ = ["AstSource", "plan_ast", "SERIAL_FILES", "PARALLEL_AT", "MAX_COMPILE_CHARS"]
+__all__ = ["AstSource", "plan_ast", "MAX_COMPILE_CHARS"]
 
 T = TypeVar("T")
 
-SERIAL_FILES = 2  # files parsed in process before worker processes are worth their start ...
-PARALLEL_AT = 64  # ... unless the plan holds this many files: then the workers start at once
-BATCH_FILES = 8
-BATCH_BYTES = 128 * 1024
-MAX_PENDING_FILES = 256  # read ahead of the consumer at most this many files ...
-MAX_PENDING_BYTES = 32 * 1024 * 1024  # ... and this many bytes
-MEMO_FOUND = 200_000  # matches (plus one per file) memoised per request
-MEMO_REQUESTS = 4
 MAX_COMPILE_CHARS = 64 * 1024
 """Pattern characters times candidate languages one request may compile: with the 16 languages
 of the table, a pattern of up to 4 KiB is never refused, and with ``lang`` (one language) the
 pattern cap (16 KiB, ``ast_search.MAX_PATTERN_CHARS``) is the only limit."""
-
-
-class _Memo:
-    """The matches of each scanned file of one request, by path and stamp (bounded)."""
-
-    def __init__(self) -> None:
-        self.files: dict[str, tuple[str, list[Found]]] = {}
-        self.size = 0
-        # (stamp, batch, index) of files whose batch was already running when a page stopped
-        # reading: the request's next scan takes their answers instead of parsing them again
-        self.inflight: dict[str, tuple[str, Future[list[list[RawMatch]]], int]] = {}
-
-    def get(self, ft: FileText) -> list[Found] | None:
-        hit = self.files.get(ft.path)
-        return hit[1] if hit is not None and hit[0] == ft.stamp else None
-
-    def put(self, ft: FileText, found: list[Found]) -> None:
-        cost = len(found) + 1
-        if ft.path in self.files or self.size + cost > MEMO_FOUND:
-            return
-        self.files[ft.path] = (ft.stamp, found)
-        self.size += cost
-
-    def take_inflight(self, ft: FileText) -> tuple[Future[list[list[RawMatch]]], int] | None:
-        hit = self.inflight.pop(ft.path, None)
-        return (hit[1], hit[2]) if hit is not None and hit[0] == ft.stamp else None
-
-
-_MEMOS: OrderedDict[str, _Memo] = OrderedDict()
-
-
-def _memo_for(key: str) -> _Memo:
-    memo = _MEMOS.get(key)
-    if memo is None:
-        memo = _MEMOS[key] = _Memo()
-        while len(_MEMOS) > MEMO_REQUESTS:
-            _MEMOS.popitem(last=False)
-    else:
-        _MEMOS.move_to_end(key)
-    return memo
 
 
 def _found(raw: list[RawMatch]) -> list[Found]:
@@ -128,13 +83,26 @@ class AstSource:
         trees: TreeCache | None,
         memo_key: str | None = None,
         files: int = 0,
+        *,
+        tuning: Tuning | None = None,
+        pool: Callable[[], MatchPool | None] | None = None,
+        memos: AstMemos | None = None,
     ) -> None:
+        """``pool`` gives the session's worker pool (made on first use; None: scan serially)
+        and ``memos`` its per-request memos (the matches of request ``memo_key`` found by an
+        earlier scan); ``files`` is how many files the plan holds."""
         self._patterns = patterns
         self._trees = trees
-        self._serial = 0 if files >= PARALLEL_AT else SERIAL_FILES
+        self._tuning = tuning = tuning if tuning is not None else Tuning()
+        self._pool = pool
+        self._serial = 0 if files >= tuning.ast_parallel_at else tuning.ast_serial_files
         only = next(iter(patterns.values())) if len(patterns) == 1 else None
         self._literals = only.literals if only is not None else None
-        self._memo = _memo_for(memo_key) if memo_key is not None else _Memo()
+        self._memo = (
+            memos.get(memo_key)
+            if memos is not None and memo_key is not None
+            else FileMemo(tuning.ast_memo_found)
+        )
 
     @property
     def literals(self) -> Literals | None:
@@ -208,9 +176,9 @@ class AstSource:
         self, items: Iterable[tuple[FileText, T]]
     ) -> Iterator[tuple[FileText, T, list[Found]]]:
         """``find_in_file`` of each item, in the items' order; after the first few parses (none
-        when the plan holds ``PARALLEL_AT`` files), a one-shot process parses the rest in
-        worker processes."""
-        pool = get_pool() if self._trees is None else None
+        when the plan holds ``Tuning.ast_parallel_at`` files), a one-shot process parses the
+        rest in worker processes."""
+        pool = self._pool() if self._trees is None and self._pool is not None else None
         it = iter(items)
         if pool is not None and self._serial == 0:
             yield from self._parallel(pool, it)
@@ -237,6 +205,9 @@ class AstSource:
         batch: list[_Pending] = []
         state = {"bytes": 0, "pending_bytes": 0}
         batch_args: PatternArgs | None = None
+        tuning = self._tuning
+        batch_files, batch_bytes = tuning.ast_batch_files, tuning.ast_batch_bytes
+        max_files, max_bytes = tuning.ast_max_pending_files, tuning.ast_max_pending_bytes
 
         def flush() -> None:
             if batch and batch_args is not None:
@@ -274,12 +245,12 @@ class AstSource:
                     batch.append(entry)
                     batch_args = pattern.args
                     state["bytes"] += len(ft.data)
-                    if len(batch) >= BATCH_FILES or state["bytes"] >= BATCH_BYTES:
+                    if len(batch) >= batch_files or state["bytes"] >= batch_bytes:
                         flush()
                 while pending and (
                     ready(pending[0])
-                    or len(pending) > MAX_PENDING_FILES
-                    or state["pending_bytes"] > MAX_PENDING_BYTES
+                    or len(pending) > max_files
+                    or state["pending_bytes"] > max_bytes
                 ):
                     yield take(pending.popleft())
             flush()
@@ -292,9 +263,17 @@ class AstSource:
 
 
 def plan_ast(
-    body: str, req: SearchRequest, files: Sequence[FileEntry], trees: TreeCache | None
+    body: str,
+    req: SearchRequest,
+    files: Sequence[FileEntry],
+    trees: TreeCache | None,
+    *,
+    tuning: Tuning | None = None,
+    pool: Callable[[], MatchPool | None] | None = None,
+    memos: AstMemos | None = None,
 ) -> tuple[AstSource, list[FileEntry]]:
-    """Compile ``body`` for ``req.lang`` or every language in ``files``; the files to parse.
+    """Compile ``body`` for ``req.lang`` or every language in ``files``; the files to parse
+    (by an ``AstSource`` running under ``tuning``, with the session's ``pool`` and ``memos``).
 
     Without ``lang``, a language whose grammar cannot read the pattern is left out; only if it
     reads in none of them is the error raised (for the language with the most files).
@@ -322,7 +301,10 @@ def plan_ast(
         raise first_error
     wanted = set(patterns)
     kept = [f for f, lang in zip(files, langs_of, strict=True) if lang in wanted]
-    return AstSource(patterns, trees, req.identity_json(), len(kept)), kept
+    source = AstSource(
+        patterns, trees, req.identity_json(), len(kept), tuning=tuning, pool=pool, memos=memos
+    )
+    return source, kept
 
 
 def _check_budget(body: str, langs: list[str]) -> None:

@@ -16,16 +16,18 @@ import xxhash
 
 from sleuth.errors import InvalidQuery, Unsupported
 from sleuth.model import Match, SkipCounts
-from sleuth.query.listing_digest import listing_digest
+from sleuth.query.ast_memo import AstMemos
+from sleuth.query.listing_digest import ListingDigests, listing_digest
 from sleuth.query.request import SearchRequest
 from sleuth.query.router import Route, route
 from sleuth.query.scan import Scanner, Stage
 from sleuth.workspace import FileEntry, Workspace
 
 if TYPE_CHECKING:
-    from sleuth.ast_search import TreeCache
+    from sleuth.ast_search import MatchPool, TreeCache
     from sleuth.query.index import IndexKeeper
     from sleuth.query.symbols_mode import TagsCache
+    from sleuth.tuning import Collector
 
 # Engines a query does not use are imported when first needed: a one-shot CLI call pays only
 # for its own mode (tree-sitter and its grammars cost more to import than a small search).
@@ -55,6 +57,7 @@ class Prepared:
     notes: list[str] = field(default_factory=list)
     """Why the answer is incomplete beyond skipped files (a language without symbols, ...)."""
     ranges: dict[str, list[tuple[int, int]]] | None = None
+    digests: ListingDigests | None = None  # the engines' listing digest memo
 
     def scanner(self, stage: Stage) -> Scanner:
         """A scanner for ``stage`` over this search's files (narrowed by the index if warm)."""
@@ -92,7 +95,7 @@ class Prepared:
             self,
             request=req,
             route=Route(mode="text", body=req.query),
-            fingerprint=_fingerprint(req, self.files),
+            fingerprint=_fingerprint(req, self.files, digests=self.digests),
             stages=stages,
             suggest=False,
             path_matches=None,
@@ -109,11 +112,16 @@ ENGINE_VERSION = "sleuth-0.1/results-6"
 """Part of every result's identity: answers stored by an older engine are never reused."""
 
 
-def _fingerprint(req: SearchRequest, files: list[FileEntry], setup: str = "") -> str:
+def _fingerprint(
+    req: SearchRequest,
+    files: list[FileEntry],
+    setup: str = "",
+    digests: ListingDigests | None = None,
+) -> str:
     h = xxhash.xxh3_64(ENGINE_VERSION.encode())
     h.update(req.identity_json().encode())
     h.update(setup.encode())
-    h.update(listing_digest(files).encode())
+    h.update(listing_digest(files, digests).encode())
     return h.hexdigest()
 
 
@@ -132,6 +140,13 @@ class Engines:
     # A process that answers once and exits (the CLI): ``graph:PATH`` reads only the part of a
     # current graph cache it needs instead of loading it whole (``GraphKeeper.part``).
     one_shot: bool = False
+    # Process resources the session lends (``service.session.Session``): its ast worker pool
+    # (made on first use; None: ast: scans stay serial), its per-request ast memos, its listing
+    # digest memo and its collector policy (None: ``Collector.of`` the workspace's tuning).
+    match_pool: Callable[[], MatchPool | None] | None = None
+    ast_memos: AstMemos = field(default_factory=AstMemos)
+    digests: ListingDigests = field(default_factory=ListingDigests)
+    collector: Collector | None = None
 
 
 def _setup(rt: Route, engines: Engines) -> str:
@@ -169,7 +184,8 @@ def prepare(
         scope=scope,
         files=files,
         skipped=listing.skipped,
-        fingerprint=_fingerprint(req, files, _setup(rt, engines)),
+        fingerprint=_fingerprint(req, files, _setup(rt, engines), engines.digests),
+        digests=engines.digests,
     )
     if rt.mode == "files":
         from sleuth.text_search.frecency import git_frecency
@@ -190,7 +206,15 @@ def prepare(
     if rt.mode == "ast":
         from sleuth.query.ast_mode import plan_ast
 
-        source, prepared.files = plan_ast(rt.body, req, files, trees)
+        source, prepared.files = plan_ast(
+            rt.body,
+            req,
+            files,
+            trees,
+            tuning=ws.tuning,
+            pool=engines.match_pool,
+            memos=engines.ast_memos,
+        )
         prepared.stages = [Stage("ast", None, source)]
     else:
         prepared.stages, prepared.suggest = _text_stages(rt, req)
@@ -221,13 +245,8 @@ def _whole_listing(prepared: Prepared) -> list[FileEntry]:
 def _plan_symbols(
     prepared: Prepared, engines: Engines, ranges: dict[str, list[tuple[int, int]]] | None
 ) -> None:
-    from sleuth.query.symbols_mode import (
-        TIERS,
-        TagsCache,
-        pick_finder,
-        plan_symbol_id,
-        plan_symbols,
-    )
+    from sleuth.query.lsp_symbols import pick_finder
+    from sleuth.query.symbols_mode import TIERS, TagsCache, plan_symbol_id, plan_symbols
 
     if engines.tags is None:
         engines.tags = TagsCache()
@@ -261,7 +280,7 @@ def _plan_graph(prepared: Prepared, engines: Engines) -> None:
     if engines.tags is None:
         engines.tags = TagsCache()
     if engines.graph is None:
-        engines.graph = GraphKeeper(prepared.ws)
+        engines.graph = GraphKeeper(prepared.ws, engines.collector)
     ws, req = prepared.ws, prepared.request
     # the answer depends on the whole workspace, whatever the scope: so do its sync and identity
     everything = _whole_listing(prepared)
@@ -284,7 +303,9 @@ def _plan_graph(prepared: Prepared, engines: Engines) -> None:
         engines.graph.flush()
     # ``graph:`` alone answers the top ``limit`` declarations: the limit is part of its identity
     top = "" if prepared.route.body.strip() else f"\0top={req.limit}"
-    prepared.fingerprint = _fingerprint(req, everything, _setup(prepared.route, engines) + top)
+    prepared.fingerprint = _fingerprint(
+        req, everything, _setup(prepared.route, engines) + top, engines.digests
+    )
     source, ranked, reason = plan_graph(
         ws,
         prepared.route.body,
@@ -366,7 +387,15 @@ def _prepare_in_ranges(
     elif rt.mode == "ast":
         from sleuth.query.ast_mode import plan_ast
 
-        source, prepared.files = plan_ast(rt.body, req, files, engines.trees)
+        source, prepared.files = plan_ast(
+            rt.body,
+            req,
+            files,
+            engines.trees,
+            tuning=ws.tuning,
+            pool=engines.match_pool,
+            memos=engines.ast_memos,
+        )
         prepared.stages = [Stage("ast", None, source)]
     else:
         prepared.stages, prepared.suggest = _text_stages(rt, req)

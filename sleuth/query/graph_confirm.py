@@ -15,10 +15,10 @@ confirmations of a file whose content changed).
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
 
 from sleuth.errors import SleuthError
 from sleuth.graph import Graph
+from sleuth.query.servers import SymbolServers
 
 __all__ = ["Confirmer", "CONFIRMED_KINDS"]
 
@@ -43,7 +43,7 @@ class Confirmer:
         """The stamps the graph holds (it was synced with the files just before)."""
         return frozenset((p, graph.stamp(p) if graph.has_file(p) else "") for p in paths)
 
-    def confirm(self, graph: Graph, node_id: str, servers: Any) -> str | None:
+    def confirm(self, graph: Graph, node_id: str, servers: SymbolServers | None) -> str | None:
         """Confirm ``node_id``'s incoming edges; a note when no server could be asked."""
         if servers is None:
             return None

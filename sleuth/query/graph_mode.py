@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import bisect
 import contextlib
-import gc
 import marshal
 import multiprocessing
 import os
@@ -46,9 +45,9 @@ from sleuth.graph import DEFAULT_CACHE, FileRecord, Graph, GraphStore, make_reco
 from sleuth.graph.queries import file_declarations_json
 from sleuth.graph.rank import preload as preload_rank
 from sleuth.graph.records import record_row, record_to_row
-from sleuth.graph.updates import no_gc
 from sleuth.graph.workers import can_fork, worker_count
 from sleuth.query.symbols_mode import SymbolSource, TagsCache
+from sleuth.tuning import Collector, Tuning
 from sleuth.workspace import FileEntry, FileText, Workspace
 from sleuth.workspace.listing_patch import replaced_entries
 
@@ -58,17 +57,9 @@ __all__ = [
     "paths_under",
     "viewed_paths",
     "DEFAULT_DEPTH",
-    "POOL_MIN_FILES",
-    "FREEZE_MIN_FILES",
 ]
 
 DEFAULT_DEPTH = 2
-POOL_MIN_FILES = 256
-"""Tag in worker processes when at least this many files need tagging (a cold build)."""
-FREEZE_MIN_FILES = 256
-"""A graph loaded or built with at least this many files is frozen out of full collections."""
-_CHUNK = 48
-_MIN_CHUNK = 4
 _RACY_NS = 2_000_000_000
 """A file modified this recently may change again within its mtime's granularity unseen:
 its stat signature is not trusted (it is re-read and re-hashed until it is older)."""
@@ -77,12 +68,18 @@ _Job = tuple[str, str, bytes, str]  # (path, language, bytes, stamp)
 
 
 class GraphKeeper:
-    """The graph of one workspace, synced by stat signature and stamp before each query."""
+    """The graph of one workspace, synced by stat signature and stamp before each query.
 
-    def __init__(self, ws: Workspace) -> None:
+    Pools and thresholds follow the workspace's ``Tuning``; the cyclic collector follows
+    ``collector``, the session's policy (``Collector.of`` the tuning when none is given).
+    """
+
+    def __init__(self, ws: Workspace, collector: Collector | None = None) -> None:
         self._ws = ws
+        self._tuning = ws.tuning
+        self._collector = collector if collector is not None else Collector.of(ws.tuning)
         self._graph: Graph | None = None
-        self._store = GraphStore(self.cache_path)
+        self._store = GraphStore(self.cache_path, collector=self._collector)
         with contextlib.suppress(OSError):  # the whole-graph JSON cache of earlier versions
             os.unlink(os.path.join(os.path.dirname(self.cache_path), "graph.json"))
         self._stats: dict[str, tuple[int, int]] = {}  # path -> (size, mtime) its stamp was read at
@@ -104,10 +101,10 @@ class GraphKeeper:
             self._graph.g.clear()
             self._graph = None
 
-    def _freeze(self) -> None:
-        """Take what is alive now — mostly the graph just loaded or built (at least
-        ``FREEZE_MIN_FILES`` files; on Django some 600,000 dicts and lists) — out of the cyclic
-        collector's full passes (``gc.freeze``).
+    def _freeze(self, files: int) -> None:
+        """Take what is alive now — mostly the graph just loaded or built (``files`` files; on
+        Django some 600,000 dicts and lists) — out of the cyclic collector's full passes, when
+        the session's policy freezes graphs that big (``Collector.freeze``).
 
         Otherwise every dozen edits or so a full pass walks all of it (0.4-0.7 s on Django)
         inside whatever query happens to run; frozen, a full pass walks only what was made
@@ -115,9 +112,10 @@ class GraphKeeper:
         dicts, tuples and records form no cycles), so nothing leaks while the keeper lives,
         and ``close`` empties the graph. It is process-wide: the host's objects alive now are
         exempt from full passes too (a cycle among them that becomes garbage stays), which is
-        why a small graph, cheap to walk, is not frozen.
+        why a small graph, cheap to walk, is not frozen, and why a library user may ask for a
+        policy that never freezes (``Tuning.gc_freeze_min_files = None``).
         """
-        gc.freeze()
+        self._collector.freeze(files)
 
     def part(
         self, files: Sequence[FileEntry], wanted: Callable[[list[str]], list[str]]
@@ -147,10 +145,11 @@ class GraphKeeper:
         generation = self._ws.generation
         if self._graph is not None and generation is not None and generation == self._synced_at:
             return self._graph
-        # The cyclic collector stays off for the sync: a load or a build allocates millions of
-        # small acyclic objects, and whatever collection came first after it (re-enabled
-        # before the graph is frozen) would walk them all once more — 0.2-0.4 s on Django.
-        with no_gc():
+        # The cyclic collector stays off for the sync (the session's policy permitting): a load
+        # or a build allocates millions of small acyclic objects, and whatever collection came
+        # first after it (re-enabled before the graph is frozen) would walk them all once more
+        # — 0.2-0.4 s on Django.
+        with self._collector.paused():
             try:
                 return self._sync(tags, trees, files, generation)
             except BaseException:
@@ -166,21 +165,22 @@ class GraphKeeper:
         files: Sequence[FileEntry],
         generation: int | None,
     ) -> Graph:
-        loaded = False
+        loaded = 0  # files of a graph just loaded from the cache
         if self._graph is None:
             self._graph, self._stats, self._listing = Graph(), {}, None
             with contextlib.suppress(Exception):  # a bad cache is only lost speed
                 self._graph, stats = self._store.load()
                 self._stats = {p: s for p, s in stats.items() if self._graph.has_file(p)}
-                loaded = self._graph.file_count() >= FREEZE_MIN_FILES
+                loaded = self._graph.file_count()
         graph = self._graph
         changes, touched, pooled = self._changes(graph, files, tags, trees)
+        tuning, collector = self._tuning, self._collector
         if pooled:  # taken in as the workers tag them
-            graph.apply(_tag_stream(changes, pooled, tags, trees), parallel=True)
+            stream = _tag_stream(changes, pooled, tags, trees, tuning)
+            graph.apply(stream, parallel=True, tuning=tuning, collector=collector)
         elif changes:
-            graph.apply(changes, parallel=True)
-        if loaded or len(changes) + len(pooled) >= FREEZE_MIN_FILES:
-            self._freeze()
+            graph.apply(changes, parallel=True, tuning=tuning, collector=collector)
+        self._freeze(max(loaded, len(changes) + len(pooled)))
         if changes or pooled or touched:
             with contextlib.suppress(OSError):
                 self._ws.state_dir  # noqa: B018 - creates .sleuth/ with its .gitignore
@@ -264,7 +264,7 @@ class GraphKeeper:
                     if path not in seen:
                         changes[path] = None
                         stats.pop(path, None)
-        if len(jobs) >= POOL_MIN_FILES and can_fork():
+        if len(jobs) >= self._tuning.graph_pool_min_files and can_fork():
             return changes, touched, jobs
         for ft, lang in jobs:
             changes[ft.path] = _record_here(ft, lang, tags, trees)
@@ -309,29 +309,31 @@ def _tag_stream(
     jobs: list[tuple[FileText, str]],
     tags: TagsCache,
     trees: TreeCache | None,
+    tuning: Tuning,
 ) -> Iterator[tuple[str, FileRecord | bytes | None]]:
     """``first``, then the files of ``jobs`` tagged on every core, in order, as they come;
     if the pool cannot start or breaks, the files not tagged yet are tagged here."""
     yield from first.items()
     done = 0
     with contextlib.suppress(OSError, BrokenProcessPool):
-        for item in _tag_in_pool(jobs):
+        for item in _tag_in_pool(jobs, tuning):
             yield item
             done += 1
     for ft, lang in jobs[done:]:
         yield ft.path, _record_here(ft, lang, tags, trees)
 
 
-def _tag_in_pool(jobs: list[tuple[FileText, str]]) -> Iterator[tuple[str, bytes]]:
+def _tag_in_pool(jobs: list[tuple[FileText, str]], tuning: Tuning) -> Iterator[tuple[str, bytes]]:
     """Tag many files in forked workers: each file's ``marshal``-ed record row, in the order
     of ``jobs`` (the graph keeps them as rows: they are never decoded into records)."""
     workers = worker_count()
+    most, least = tuning.graph_tag_chunk, tuning.graph_tag_min_chunk
     # In order (the graph takes files in as they come, and its node order is the listing's),
     # in chunks that shrink towards the end so that no worker is left with a long tail.
     chunks: list[list[_Job]] = []
     i = 0
     while i < len(jobs):
-        size = max(_MIN_CHUNK, min(_CHUNK, (len(jobs) - i) // (4 * workers)))
+        size = max(least, min(most, (len(jobs) - i) // (4 * workers)))
         chunks.append([(ft.path, lang, ft.data, ft.stamp) for ft, lang in jobs[i : i + size]])
         i += size
     ctx = multiprocessing.get_context("fork")

@@ -1,55 +1,70 @@
-"""``LspFinder``: declarations and references from real language servers (``semantic``).
+"""Declarations and references from real language servers (``semantic``), and which finder
+answers a query: ``pick_finder`` gives servers where one runs, the tags finder elsewhere.
 
-It adapts ``lsp_bridge.ServerPool`` answers to the same ``SymbolDef``/``SymbolRef`` records the
-tags finder yields, with the same ids (``symbol_id`` of path, qualified name and kind, the kind
-normalised to the tags vocabulary), so ``symbols:``, ``symbol:#`` and ``graph:`` agree.
+``LspFinder`` adapts ``lsp_bridge.ServerPool`` answers (already ``SymbolDef`` records in the
+tags vocabulary) to the tags finder's ids: a declaration the tags see at the same name keeps
+the tags' id, kind and container, so ``symbols:``, ``symbol:#`` and ``graph:`` agree.
+
+This module sits above ``symbols_mode`` (it builds on ``TagsFinder`` and answers with a
+``SymbolFinder``); ``symbols_mode`` never names it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any
+from dataclasses import replace
 
-from sleuth.model import SymbolDef, SymbolRef, symbol_id
-from sleuth.query.symbols_mode import TagsFinder
+from sleuth.ast_search import TreeCache, get_lang_spec, language_for_path
+from sleuth.ast_search.tags import tags_supported
+from sleuth.model import SymbolDef, SymbolRef
+from sleuth.query.servers import SymbolServers
+from sleuth.query.symbols_mode import SymbolFinder, TagsCache, TagsFinder
 from sleuth.workspace import FileEntry, Workspace
 
-__all__ = ["LspFinder", "normal_kind"]
+__all__ = ["LspFinder", "pick_finder", "SERVER_LANGUAGE"]
 
-_KINDS = {
-    "class": "class",
-    "struct": "class",
-    "interface": "interface",
-    "enum": "class",
-    "method": "method",
-    "constructor": "method",
-    "function": "function",
-    "module": "module",
-    "namespace": "module",
-    "package": "module",
-    "constant": "constant",
-    "enummember": "constant",
-    "variable": "variable",
-    "field": "field",
-    "property": "field",
-    "typeparameter": "type",
-    "object": "variable",
-}
+SERVER_LANGUAGE = {"tsx": "typescript"}
+"""The language server's name for a tree-sitter language where the two differ."""
 
 
-def normal_kind(kind: str, container: str) -> str:
-    """The tags vocabulary for an LSP symbol kind (a function inside a class is a method)."""
-    k = _KINDS.get(kind.lower().replace("_", ""), kind.lower())
-    if k == "function" and container:
-        return "method"
-    return k
+def pick_finder(
+    ws: Workspace,
+    files: Sequence[FileEntry],
+    lang: str | None,
+    cache: TagsCache,
+    trees: TreeCache | None,
+    servers: SymbolServers | None,
+) -> SymbolFinder:
+    """Language servers for the languages in scope that have one running (``semantic``), tags
+    for the others (``syntactic``).
+
+    A language whose default servers are not installed falls back to tags; a server the
+    workspace configured itself but is missing, or one given up after crashes, is
+    ``ServerUnavailable`` (``servers.serving`` raises it) rather than a silent downgrade.
+    """
+    wanted = _languages(files, lang)
+    tags = TagsFinder(ws, cache, trees, only=wanted if lang else None)
+    if servers is None or not wanted:
+        return tags
+    served = sorted({sl for lg in wanted if servers.serving(sl := SERVER_LANGUAGE.get(lg, lg))})
+    if not served:
+        return tags
+    return LspFinder(ws, servers, served, tags)
+
+
+def _languages(files: Sequence[FileEntry], lang: str | None) -> set[str]:
+    if lang:
+        return {get_lang_spec(lang).name}
+    return {lg for f in files if (lg := language_for_path(f.path)) and tags_supported(lg)}
 
 
 class LspFinder:
     """Asks the language servers of ``langs``; files of other languages get the tags' answers
     (``syntactic``), so one query over a mixed tree keeps every semantic answer it can get."""
 
-    def __init__(self, ws: Workspace, pool: Any, langs: Sequence[str], tags: TagsFinder) -> None:
+    def __init__(
+        self, ws: Workspace, pool: SymbolServers, langs: Sequence[str], tags: TagsFinder
+    ) -> None:
         self._ws = ws
         self._pool = pool
         self._langs = list(langs)
@@ -66,34 +81,16 @@ class LspFinder:
     def precision_of(self, path: str) -> str:
         return "semantic" if self.served(path) else "syntactic"
 
-    def _def(self, s: Any) -> SymbolDef | None:
-        ft = self._ws.read(s.path)
-        if ft is None:
+    def _def(self, s: SymbolDef) -> SymbolDef | None:
+        if self._ws.read(s.path) is None:
             return None
         # the same declaration as the tags see it keeps the same id for symbols:, symbol:# and
         # graph: (servers name kinds and containers differently: variable/constant, nesting)
-        kind = normal_kind(s.kind, s.container)
-        container = s.container
-        qualified = f"{container}.{s.name}" if container else s.name
-        sid = symbol_id(s.path, qualified, kind)
         tags = self._tags.tags_of(FileEntry(s.path, 0, 0), None)
         for d in tags.defs if tags is not None else ():
             if d.name_start == s.name_start and d.name == s.name:
-                sid, kind, container = d.id, d.kind, d.container  # the server's range is kept
-                break
-        return SymbolDef(
-            id=sid,
-            name=s.name,
-            kind=kind,
-            container=container,
-            path=s.path,
-            start_byte=s.start_byte,
-            end_byte=s.end_byte,
-            line=ft.line_of(s.start_byte),
-            end_line=ft.line_of(max(s.start_byte, s.end_byte - 1)),
-            name_start=s.name_start,
-            name_end=s.name_end,
-        )
+                return replace(s, id=d.id, kind=d.kind, container=d.container)  # range kept
+        return s
 
     def defs(self, files: Sequence[FileEntry], name: str, fuzzy: bool) -> Iterable[SymbolDef]:
         mine = [f for f in files if self.served(f.path)]

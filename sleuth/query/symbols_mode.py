@@ -10,7 +10,9 @@ references of the declarations found are listed too, across the whole workspace,
 the declaration id it resolves to.
 
 The answer is computed up front (declarations need the whole scope) and handed to the scanner
-as per-file matches, so ordering, paging, stamps and references work as for every mode.
+as per-file matches, so ordering, paging, stamps and references work as for every mode. The
+planners take any ``SymbolFinder``; this module holds the tags one, and ``lsp_symbols`` the
+servers' one and ``pick_finder``, which chooses (it imports this module, never the reverse).
 """
 
 from __future__ import annotations
@@ -71,10 +73,6 @@ def symbol_json(d: SymbolDef, precision: str) -> dict[str, Any]:
             "end_line": d.end_line,
         },
     }
-
-
-SERVER_LANGUAGE = {"tsx": "typescript"}
-"""The language server's name for a tree-sitter language where the two differ."""
 
 
 _FAMILIES = {"cpp": "c", "typescript": "javascript", "tsx": "javascript"}
@@ -283,41 +281,6 @@ class TagsFinder:
             for r in tags.refs:
                 if r.name == d.name or r.name.rsplit(".", 1)[-1] == d.name:
                     yield r
-
-
-def pick_finder(
-    ws: Workspace,
-    files: Sequence[FileEntry],
-    lang: str | None,
-    cache: TagsCache,
-    trees: TreeCache | None,
-    servers: Any,
-) -> SymbolFinder:
-    """Language servers for the languages in scope that have one running (``semantic``), tags
-    for the others (``syntactic``).
-
-    A language whose default servers are not installed falls back to tags; a server the
-    workspace configured itself but is missing, or one given up after crashes, is
-    ``ServerUnavailable`` (``servers.serving`` raises it) rather than a silent downgrade.
-    """
-    wanted = _languages(files, lang)
-    tags = TagsFinder(ws, cache, trees, only=wanted if lang else None)
-    if servers is None or not wanted:
-        return tags
-    served = sorted({sl for lg in wanted if servers.serving(sl := SERVER_LANGUAGE.get(lg, lg))})
-    if not served:
-        return tags
-    from sleuth.query.lsp_symbols import LspFinder
-
-    return LspFinder(ws, servers, served, tags)
-
-
-def _languages(files: Sequence[FileEntry], lang: str | None) -> set[str]:
-    if lang:
-        from sleuth.ast_search import get_lang_spec
-
-        return {get_lang_spec(lang).name}
-    return {lg for f in files if (lg := language_for_path(f.path)) and tags_supported(lg)}
 
 
 def plan_symbol_id(

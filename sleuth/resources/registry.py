@@ -11,7 +11,6 @@ time, and the match's JSON body). ``meta`` holds the schema version and the curs
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import sqlite3
@@ -23,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from sleuth.errors import Internal
+from sleuth.workspace.sqlite_file import SqliteFile
 from sleuth.workspace.workspace import make_state_dir, state_file_id
 from sleuth.write_behind import WriteBehind, courteous
 
@@ -123,56 +123,45 @@ class Registry:
         """This thread's connection to the registry file now at ``path``.
 
         ``.sleuth/`` may be deleted at any time (and made again by the next query): a
-        connection whose file is no longer the one at ``path`` (same device and inode: an open
-        connection keeps its file's inode taken) is closed and replaced — SQLite sees that file
-        moved and removes nothing by name. A background writer never creates the registry: if
-        it is gone, so is the result it carries (``_write_behind``). Before, a writer and the
-        next query could both create it while the folder was being deleted, and one's SQLite
-        took the other's shared-memory file ("disk I/O error", "locking protocol").
+        connection whose file is no longer the one at ``path`` is closed and replaced
+        (``SqliteFile``). A background writer never creates the registry: if it is gone, so is
+        the result it carries (``_write_behind``). Before, a writer and the next query could
+        both create it while the folder was being deleted, and one's SQLite took the other's
+        shared-memory file ("disk I/O error", "locking protocol").
         """
-        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
-        here = state_file_id(self.path)
+        held: SqliteFile | None = getattr(self._local, "db", None)
+        if held is None:
+            held = self._local.db = SqliteFile(self.path, timeout=60.0)
+        conn = held.current()
         if conn is not None:
-            if here is not None and getattr(self._local, "file", None) == here:
-                return conn
-            self._local.conn = None
-            with contextlib.suppress(sqlite3.Error):
-                conn.close()
+            return conn
         writer = self._behind.in_writer()
         if not writer:
-            if conn is not None or here is None:
+            if held.dropped or state_file_id(self.path) is None:
                 # Writers still busy with a deleted registry finish first: SQLite opens a
                 # database's -wal and -shm files by name when it first needs them, so a late
                 # one would take those of the registry made here.
                 self._behind.wait()
             make_state_dir(self.path.parent)
         try:
-            if writer:  # open, never create
-                uri = self.path.absolute().as_uri() + "?mode=rw"
-                conn = sqlite3.connect(uri, timeout=60.0, isolation_level=None, uri=True)
-            else:
-                conn = sqlite3.connect(self.path, timeout=60.0, isolation_level=None)
-            conn.execute("PRAGMA busy_timeout = 60000")
-            conn.execute("PRAGMA journal_mode = WAL")
-            conn.execute("PRAGMA synchronous = NORMAL")
-            with _immediate(conn):
-                for stmt in _SCHEMA.split(";"):
-                    if stmt.strip():
-                        conn.execute(stmt)
-                row = conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
-                if row is None:
-                    conn.execute("INSERT INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
-                    conn.execute("INSERT INTO meta VALUES ('secret', ?)", (os.urandom(16).hex(),))
-                elif int(row[0]) != SCHEMA_VERSION:
-                    raise Internal(
-                        f"the registry {self.path} has schema {row[0]}, this sleuth expects "
-                        f"{SCHEMA_VERSION}: delete the .sleuth/ folder (only old references are lost)"
-                    )
+            return held.open(self._init_schema, create=not writer)
         except sqlite3.Error as exc:
             raise Internal(f"cannot open the result registry {self.path}: {exc}") from exc
-        self._local.conn = conn
-        self._local.file = state_file_id(self.path)
-        return conn
+
+    def _init_schema(self, conn: sqlite3.Connection) -> None:
+        with _immediate(conn):
+            for stmt in _SCHEMA.split(";"):
+                if stmt.strip():
+                    conn.execute(stmt)
+            row = conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+            if row is None:
+                conn.execute("INSERT INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
+                conn.execute("INSERT INTO meta VALUES ('secret', ?)", (os.urandom(16).hex(),))
+            elif int(row[0]) != SCHEMA_VERSION:
+                raise Internal(
+                    f"the registry {self.path} has schema {row[0]}, this sleuth expects "
+                    f"{SCHEMA_VERSION}: delete the .sleuth/ folder (only old references are lost)"
+                )
 
     def drain(self) -> None:
         """Wait for every pending background write; ``Internal`` if one failed."""
@@ -180,10 +169,9 @@ class Registry:
 
     def close(self) -> None:
         self.drain()  # (a writer thread closing its own connection does not wait)
-        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
-        if conn is not None:
-            conn.close()
-            self._local.conn = None
+        held: SqliteFile | None = getattr(self._local, "db", None)
+        if held is not None:
+            held.close()
 
     @property
     def secret(self) -> bytes:

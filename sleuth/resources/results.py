@@ -7,8 +7,8 @@ result in the registry and cuts pages:
   page is finished and stored whole, and the scan resumes strictly after it, so walking the
   pages yields each match once and in order, also when files change between pages;
 - after a full page the rest is *counted*, within a time budget: ``total`` is exact when the
-  count finished, else null with ``total_at_least``; a result of at most ``SNAPSHOT_MAX``
-  matches is then stored whole (a true snapshot), a larger one is stored page by page, files
+  count finished, else null with ``total_at_least``; a result of at most ``snapshot_max``
+  matches (the workspace's ``Tuning``, as the counting budget) is then stored whole (a true snapshot), a larger one is stored page by page, files
   not yet delivered being read when their page is asked for;
 - result ids are deterministic (the request plus a fingerprint of the listed files), so the
   same search over unchanged files answers the same ``SEARCH#`` id through every face;
@@ -34,15 +34,12 @@ from sleuth.resources.refs import CAPTURE_SPANS, capture_ref
 from sleuth.resources.registry import MatchRow, Registry, ResultRow
 from sleuth.resources.response import SearchResult, all_refs, match_body, numbered
 
-__all__ = ["SearchPager", "COUNT_BUDGET_S", "SUGGEST_BUDGET_S"]
+__all__ = ["SearchPager", "SUGGEST_BUDGET_S"]
 
-COUNT_BUDGET_S = 0.025  # counting past a full page may not cost more than the page (SPEC §3.4)
 SUGGEST_BUDGET_S = 0.5
 MAX_SUGGESTIONS = 5
-SMALL_TREE_FILES = 1000  # up to this many files past the page are always counted
 EXTEND_AHEAD_MAX = 10_000  # a later page stores up to this many matches beyond the ones it shows
 FILE_SLACK = 1000  # a file with more matches than the page needs + this is paged inside itself
-SNAPSHOT_MAX = 2000  # results up to this many matches are stored whole by the first page
 RECENT_MAX = 2 * EXTEND_AHEAD_MAX  # the last rows stored are kept in memory up to this many
 
 
@@ -182,7 +179,7 @@ class SearchPager:
             always, budget = _count_policy(prepared, stage)
             counted, exact = _count(scanner, resume_after, len(stored), always, budget)
             total = counted if exact else None
-            if total is not None and total <= SNAPSHOT_MAX:
+            if total is not None and total <= prepared.ws.tuning.snapshot_max:
                 # small enough to keep whole: later pages then never depend on the disk
                 rest, _ = _collect(scanner, total + 1, resume_after)
                 stored.extend(rest)
@@ -377,13 +374,15 @@ def _count_policy(prepared: Prepared, stage: Stage) -> tuple[int, float]:
     """(files past the page always counted, time budget for the rest) of a first page.
 
     A small tree is always counted exactly (SPEC §3.4). Past that, text counts the next
-    ``SMALL_TREE_FILES`` files (a text scan is cheap); a structural count parses and matches
-    every file, so in a large tree it gets only ``COUNT_BUDGET_S`` (measured: a budget equal to
-    the page's own time doubled the cold CLI's `$X.objects.filter($$$)` on Django, 0.8 of 1.6 s).
+    ``Tuning.small_tree_files`` files (a text scan is cheap); a structural count parses and
+    matches every file, so in a large tree it gets only ``Tuning.count_budget_s`` (measured: a
+    budget equal to the page's own time doubled the cold CLI's `$X.objects.filter($$$)` on
+    Django, 0.8 of 1.6 s).
     """
-    if stage.mode == "ast" and len(prepared.files) > SMALL_TREE_FILES:
-        return 0, COUNT_BUDGET_S
-    return SMALL_TREE_FILES, COUNT_BUDGET_S
+    tuning = prepared.ws.tuning
+    if stage.mode == "ast" and len(prepared.files) > tuning.small_tree_files:
+        return 0, tuning.count_budget_s
+    return tuning.small_tree_files, tuning.count_budget_s
 
 
 def _count(

@@ -2,13 +2,16 @@
 
 A path query is either a *glob* or a *fuzzy* query:
 
-- A single token containing a glob character (``* ? [ ] { }``) is a glob. A glob with ``/``
-  matches the whole workspace-relative POSIX path (a leading ``/`` or ``./`` is dropped: globs
-  are anchored at the root); a glob without ``/`` matches the basename at any depth. ``**``
-  crosses folders, ``{a,b}`` alternates (nestable), ``[a-z]`` / ``[!a-z]`` are classes, ``\\``
-  escapes. ``*`` and ``?`` never cross ``/`` but do match a leading dot: hidden files are searched
-  (SPEC §1). A glob ending in ``/`` means everything below that folder. The glob is compiled to
-  one regular expression, so 100k paths take a few tens of milliseconds.
+- A single token containing a glob character (``* ? [ ] { }``) is a glob, with exactly the
+  meaning an ``include`` glob has: ripgrep's ``--glob``, translated by the workspace's one
+  translator (``sleuth.workspace.paths.parse_glob``, which says the rules). In short: a glob
+  with ``/`` matches the whole workspace-relative path from the root (a leading ``/`` or ``./``
+  is dropped), one without matches the basename at any depth; ``*`` and ``?`` never cross ``/``
+  but do match a leading dot (hidden files are searched, SPEC §1); ``**``, ``{a,b}`` (nestable),
+  ``[a-z]`` / ``[!a-z]``, ``\\`` escapes; a trailing ``/`` means everything below that folder.
+  What this module adds is the query around it: case-insensitivity (``-i``), and errors that
+  give their position in the query. The glob is one regular expression, matched once per path
+  (on RE2 when it has enough stars for ``re`` to backtrack badly, ``paths.LINEAR_FROM``).
 - Anything else is fuzzy: whitespace-separated tokens, where ``*.rs`` (a glob) and, next to other
   tokens, ``.py`` filter by name, ``src/`` requires a folder segment (or prefix), and every other
   token is a fuzzy term that must occur as a subsequence of the path. Scoring follows fzf and VS
@@ -27,6 +30,7 @@ from functools import lru_cache
 from typing import Literal
 
 from sleuth.errors import InvalidQuery
+from sleuth.workspace.paths import GlobSyntaxError, glob_matcher
 
 __all__ = ["PathQuery", "compile_path_query", "match_paths", "FRECENCY_BONUS"]
 
@@ -96,128 +100,19 @@ def match_paths(
 # --- globs -------------------------------------------------------------------------------
 
 
-def glob_to_regex(glob: str, base: int = 0) -> str:
-    """The regular expression (for ``fullmatch``) of ``glob``, which starts at query offset ``base``."""
-    if "/" not in glob:
-        return "(?:.*/)?" + _translate(glob, 0, len(glob), base=base, slashes=False)
-    stripped = glob[2:] if glob.startswith("./") else glob
-    stripped = stripped.lstrip("/")
-    base += len(glob) - len(stripped)
-    if stripped.endswith("/"):
-        stripped += "**"
-    return _translate(stripped, 0, len(stripped), base=base, slashes=True)
+def _glob_match(glob: str, offset: int, ignore_case: bool) -> Callable[[str], object]:
+    """``glob`` (a token at ``offset`` in the query) through the workspace's one translator.
 
-
-def _translate(g: str, i: int, end: int, *, base: int, slashes: bool) -> str:
-    out: list[str] = []
-    while i < end:
-        c = g[i]
-        if c == "*":
-            j = i
-            while j < end and g[j] == "*":
-                j += 1
-            if j - i >= 2 and slashes:
-                at_start = i == 0 or g[i - 1] == "/"
-                if at_start and j < end and g[j] == "/":
-                    out.append("(?:.*/)?")  # `**/` : zero or more folders
-                    j += 1
-                else:
-                    out.append(".*")
-            else:
-                out.append("[^/]*")
-            i = j
-        elif c == "?":
-            out.append("[^/]")
-            i += 1
-        elif c == "[":
-            cls, i = _char_class(g, i, end, base)
-            out.append(cls)
-        elif c == "{":
-            close = _matching_brace(g, i, end, base)
-            alts = [
-                _translate(g, a, b, base=base, slashes=slashes) for a, b in _split_alts(g, i, close)
-            ]
-            out.append("(?:" + "|".join(alts) + ")")
-            i = close + 1
-        elif c == "\\" and i + 1 < end:
-            out.append(re.escape(g[i + 1]))
-            i += 2
-        else:
-            out.append(re.escape(c))
-            i += 1
-    return "".join(out)
-
-
-def _char_class(g: str, i: int, end: int, base: int) -> tuple[str, int]:
-    j = i + 1
-    negate = j < end and g[j] in "!^"
-    if negate:
-        j += 1
-    body: list[str] = []
-    first = True
-    while j < end and (g[j] != "]" or first):
-        ch = g[j]
-        if ch == "\\" and j + 1 < end:
-            body.append(re.escape(g[j + 1]))
-            j += 2
-        elif ch == "-" and body and j + 1 < end and g[j + 1] != "]":
-            body.append("-")
-            j += 1
-        else:
-            body.append(re.escape(ch))
-            j += 1
-        first = False
-    if j >= end:
+    ``invalid_query`` with the position in the query for what rg would refuse.
+    """
+    try:
+        return glob_matcher(glob, ignore_case=ignore_case)
+    except GlobSyntaxError as exc:
+        pos = offset + exc.position
         raise InvalidQuery(
-            f"unclosed `[` at position {base + i} of the files: query; "
-            "close it with `]` or escape it as `\\[`",
-            details={"position": base + i},
-        )
-    inner = "".join(body)
-    return ("[^/" + inner + "]" if negate else "(?!/)[" + inner + "]"), j + 1
-
-
-def _matching_brace(g: str, i: int, end: int, base: int) -> int:
-    depth, j = 0, i
-    while j < end:
-        ch = g[j]
-        if ch == "\\":
-            j += 2
-            continue
-        if ch == "[":
-            _, j = _char_class(g, j, end, base)
-            continue
-        if ch == "{":
-            depth += 1
-        elif ch == "}":
-            depth -= 1
-            if depth == 0:
-                return j
-        j += 1
-    raise InvalidQuery(
-        f"unclosed `{{` at position {base + i} of the files: query; "
-        "close it with `}` or escape it as `\\{`",
-        details={"position": base + i},
-    )
-
-
-def _split_alts(g: str, open_: int, close: int) -> list[tuple[int, int]]:
-    parts, depth, start, j = [], 0, open_ + 1, open_ + 1
-    while j < close:
-        ch = g[j]
-        if ch == "\\":
-            j += 2
-            continue
-        if ch == "{":
-            depth += 1
-        elif ch == "}":
-            depth -= 1
-        elif ch == "," and depth == 0:
-            parts.append((start, j))
-            start = j + 1
-        j += 1
-    parts.append((start, close))
-    return parts
+            f"{exc.problem} at position {pos} of the files: query; {exc.hint}",
+            details={"position": pos},
+        ) from None
 
 
 @lru_cache(maxsize=64)
@@ -226,19 +121,7 @@ def _compiled(pq: PathQuery) -> Callable[[str], object]:
     if pq.kind == "fuzzy":
         _fuzzy(pq)
         return bool
-    flags = 0 if pq.case_sensitive else re.IGNORECASE
-    return _glob_regex(pq.text, glob_to_regex(pq.text), flags).fullmatch
-
-
-def _glob_regex(glob: str, rx: str, flags: int) -> re.Pattern[str]:
-    """``rx`` (translated from ``glob``) compiled; ``invalid_query`` for a bad class range."""
-    try:
-        return re.compile(rx, flags | re.DOTALL)
-    except re.error as exc:
-        raise InvalidQuery(
-            f"invalid glob {glob!r}: {exc.msg} (a class range runs low to high, e.g. [a-z])",
-            details={"glob": glob},
-        ) from None
+    return _glob_match(pq.text, 0, not pq.case_sensitive)
 
 
 # --- fuzzy -------------------------------------------------------------------------------
@@ -255,8 +138,7 @@ def _fuzzy(pq: PathQuery) -> Callable[[str], float | None]:
     for token in tokens:
         offset = pq.text.find(token, offset)
         if GLOB_CHARS & set(token):
-            rx = glob_to_regex(token, offset)
-            filters.append(_glob_regex(token, rx, ci_flag).fullmatch)
+            filters.append(_glob_match(token, offset, not pq.case_sensitive))
         elif token.endswith("/") and token.strip("/"):
             folder = re.escape(token.strip("/"))
             filters.append(re.compile(f"(?:^|.*/){folder}/", ci_flag | re.DOTALL).match)

@@ -23,9 +23,17 @@ from __future__ import annotations
 import os
 import re
 
-from sleuth.workspace.paths import glob_to_regex
+from sleuth.workspace.paths import wildmatch_to_regex
 
-__all__ = ["IgnoreRules", "IgnoreLevel", "IgnoreStack", "parse_lines", "load_rules", "find_repo"]
+__all__ = [
+    "IgnoreRules",
+    "IgnoreLevel",
+    "IgnoreStack",
+    "RulesCache",
+    "parse_lines",
+    "find_repo",
+    "base_stack",
+]
 
 _BOM = "\ufeff"
 
@@ -73,7 +81,7 @@ def parse_lines(text: str) -> list[tuple[str, bool, bool]]:
         anchored = "/" in line
         if line.startswith("/"):
             line = line[1:]
-        body = glob_to_regex(line)
+        body = wildmatch_to_regex(line)
         if body is None:
             continue
         if not anchored:
@@ -119,32 +127,39 @@ class IgnoreRules:
         return not neg[m.lastindex or 0]
 
 
-_CACHE: dict[str, tuple[tuple[int, int, int], IgnoreRules]] = {}
-_CACHE_MAX = 4096
+class RulesCache:
+    """Compiled ignore files by path, reused across walks while the file is unchanged.
 
-
-def load_rules(path: str, key: tuple[int, int, int] | None = None) -> IgnoreRules | None:
-    """Compiled rules of the ignore file at ``path`` (None when absent, empty or unreadable).
-
-    ``key`` is (size, mtime_ns, ino) when the caller has already stat'ed the file; compiled rules
-    are reused across walks while the key is unchanged.
+    One per workspace (``Workspace`` owns it; DESIGN: no process-wide caches in modules); it is
+    dropped whole past ``max_files`` (``Tuning.ignore_cache_max``).
     """
-    try:
-        if key is None:
-            st = os.stat(path)
-            key = (st.st_size, st.st_mtime_ns, st.st_ino)
-        hit = _CACHE.get(path)
-        if hit is not None and hit[0] == key:
-            return hit[1]
-        with open(path, "rb") as fh:
-            text = fh.read().decode("utf-8", errors="surrogateescape")
-    except OSError:
-        return None
-    rules = IgnoreRules(parse_lines(text), source=path)
-    if len(_CACHE) >= _CACHE_MAX:
-        _CACHE.clear()
-    _CACHE[path] = (key, rules)
-    return rules
+
+    def __init__(self, max_files: int) -> None:
+        self.max_files = max_files
+        self._rules: dict[str, tuple[tuple[int, int, int], IgnoreRules]] = {}
+
+    def load(self, path: str, key: tuple[int, int, int] | None = None) -> IgnoreRules | None:
+        """Compiled rules of the ignore file at ``path`` (None when absent, empty or unreadable).
+
+        ``key`` is (size, mtime_ns, ino) when the caller has already stat'ed the file; compiled
+        rules are reused while the key is unchanged.
+        """
+        try:
+            if key is None:
+                st = os.stat(path)
+                key = (st.st_size, st.st_mtime_ns, st.st_ino)
+            hit = self._rules.get(path)
+            if hit is not None and hit[0] == key:
+                return hit[1]
+            with open(path, "rb") as fh:
+                text = fh.read().decode("utf-8", errors="surrogateescape")
+        except OSError:
+            return None
+        rules = IgnoreRules(parse_lines(text), source=path)
+        if len(self._rules) >= self.max_files:
+            self._rules.clear()
+        self._rules[path] = (key, rules)
+        return rules
 
 
 class IgnoreLevel:
@@ -239,11 +254,12 @@ def find_repo(root: str, max_up: int = 64) -> tuple[str, str] | None:
     return None
 
 
-def base_stack(root: str) -> IgnoreStack:
+def base_stack(root: str, rules: RulesCache) -> IgnoreStack:
     """The stack in force at the workspace root, before the root's own ignore files.
 
     Inside a git repository this holds ``info/exclude`` and the ``.gitignore``/``.ignore`` files
-    of folders between the repository top and the root (git and rg both honour those).
+    of folders between the repository top and the root (git and rg both honour those), compiled
+    through ``rules``.
     """
     repo = find_repo(root)
     if repo is None:
@@ -251,7 +267,7 @@ def base_stack(root: str) -> IgnoreStack:
     top, gitdir = repo
     exclude: tuple[IgnoreLevel, ...] = ()
     lead_top = "" if top == root else os.path.relpath(root, top).replace(os.sep, "/") + "/"
-    info = load_rules(os.path.join(gitdir, "info", "exclude"))
+    info = rules.load(os.path.join(gitdir, "info", "exclude"))
     if info:
         exclude = (IgnoreLevel(info, 0, lead_top),)
     stack = IgnoreStack(exclude=exclude)
@@ -261,8 +277,8 @@ def base_stack(root: str) -> IgnoreStack:
     parts = os.path.relpath(root, top).split(os.sep)
     for depth in range(len(parts)):
         lead = "/".join(parts[depth:]) + "/"
-        di = load_rules(os.path.join(folder, ".ignore"))
-        gi = load_rules(os.path.join(folder, ".gitignore"))
+        di = rules.load(os.path.join(folder, ".ignore"))
+        gi = rules.load(os.path.join(folder, ".gitignore"))
         stack = IgnoreStack(
             ((IgnoreLevel(di, 0, lead),) if di else ()) + stack.dot_ignore,
             ((IgnoreLevel(gi, 0, lead),) if gi else ()) + stack.git_ignore,

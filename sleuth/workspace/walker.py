@@ -27,13 +27,15 @@ from __future__ import annotations
 import os
 import stat
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from sleuth.model import SkipCounts
-from sleuth.workspace.ignore import IgnoreLevel, IgnoreRules, IgnoreStack, ignored, load_rules
+from sleuth.tuning import Tuning
+from sleuth.workspace.ignore import IgnoreLevel, IgnoreRules, IgnoreStack, RulesCache, ignored
 from sleuth.workspace.paths import PathGlobs, ancestors
 from sleuth.workspace.policy import AccessPolicy
 
-__all__ = ["FileEntry", "FileList", "Walker", "is_internal"]
+__all__ = ["FileEntry", "FileList", "Walker", "is_internal", "ListingKey", "PrefetchedListings"]
 
 _IGNORE_FILES = (".ignore", ".gitignore")
 
@@ -67,6 +69,22 @@ class FileList:
     @property
     def paths(self) -> list[str]:
         return [f.path for f in self.files]
+
+
+ListingKey = tuple[str, bool, str, tuple[str, ...], tuple[str, ...], bool]
+"""(real root, no_ignore, validated scope, include, exclude, any_size): everything a listing
+depends on besides the size cap."""
+
+
+class PrefetchedListings(Protocol):
+    """Listings made ahead of the walk that would make them (the CLI's, in a child process:
+    ``sleuth.listing_prefetch``), which ``Workspace.list_files`` adopts instead of walking.
+
+    Contract: ``take`` answers the listing for exactly ``key`` and ``max_filesize``, at most
+    once; returning None is never wrong (the workspace then walks).
+    """
+
+    def take(self, key: ListingKey, max_filesize: int) -> FileList | None: ...
 
 
 def is_internal(rel: str) -> bool:
@@ -106,7 +124,16 @@ def _utf8_name(name: str) -> bool:
 class Walker:
     """Lists the files of one workspace under a scope; built per listing, cheap to build."""
 
-    __slots__ = ("root", "policy", "stack0", "max_filesize", "include", "exclude", "_prefix")
+    __slots__ = (
+        "root",
+        "policy",
+        "stack0",
+        "max_filesize",
+        "include",
+        "exclude",
+        "rules",
+        "_prefix",
+    )
 
     def __init__(
         self,
@@ -117,13 +144,17 @@ class Walker:
         max_filesize: int,
         include: PathGlobs,
         exclude: PathGlobs,
+        rules: RulesCache | None = None,
     ) -> None:
+        """``rules`` compiles the ignore files met on the way (the workspace's, kept between
+        walks; one of this walk's own when not given)."""
         self.root = root
         self.policy = policy
         self.stack0 = stack0
         self.max_filesize = max_filesize
         self.include = include
         self.exclude = exclude
+        self.rules = rules if rules is not None else RulesCache(Tuning().ignore_cache_max)
         self._prefix = root.rstrip("/") + "/"
 
     def _abs(self, rel: str) -> str:
@@ -149,9 +180,10 @@ class Walker:
         if stack is None:
             return None
         chain = list(ancestors(folder))[::-1]
+        load = self.rules.load
         for f in ["", *chain]:
             base = self._abs(f) + "/"
-            stack = stack.push(f, load_rules(base + ".ignore"), load_rules(base + ".gitignore"))
+            stack = stack.push(f, load(base + ".ignore"), load(base + ".gitignore"))
         return stack
 
     def walk(self, scope: str) -> FileList:
@@ -190,6 +222,7 @@ class Walker:
         exclude = self.exclude if self.exclude else None
         cap = self.max_filesize
         prefix_abs = self._prefix
+        load = self.rules.load
         parent_stack = self._stack_for(start.rpartition("/")[0]) if start else self.stack0
         todo: list[tuple[str, IgnoreStack | None, bool]] = [(start, parent_stack, included)]
         n_ignored = 0
@@ -211,7 +244,7 @@ class Walker:
                             s = e.stat(follow_symlinks=False)
                         except OSError:
                             continue
-                        found[e.name] = load_rules(e.path, (s.st_size, s.st_mtime_ns, s.st_ino))
+                        found[e.name] = load(e.path, (s.st_size, s.st_mtime_ns, s.st_ino))
                 if found:
                     stack = stack.push(folder, found.get(".ignore"), found.get(".gitignore"))
                 levels = stack.levels

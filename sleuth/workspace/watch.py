@@ -14,22 +14,28 @@ import threading
 import time
 from collections.abc import Callable
 
-__all__ = ["ChangeWatcher", "SETTLE_S"]
-
-SETTLE_S = 1.5  # inotify watches on a large tree take up to ~1.2 s to set up (research §6)
+__all__ = ["ChangeWatcher"]
 
 
 class ChangeWatcher:
     """Watches ``root`` in a daemon thread; ``generation`` increases on every change."""
 
     def __init__(
-        self, root: str, on_change: Callable[[set[tuple[str, str]], int], None] | None = None
+        self,
+        root: str,
+        on_change: Callable[[set[tuple[str, str]], int], None] | None = None,
+        *,
+        settle_s: float,
     ) -> None:
         """``on_change`` gets each batch as ``{(kind, absolute path)}``, kind ``added``,
         ``modified`` or ``deleted``, and the generation it brings; ``generation`` moves to it
         once ``on_change`` returns, so that a reader who sees the new generation also sees what
-        ``on_change`` did (patched listings: without this, a query in between would walk)."""
+        ``on_change`` did (patched listings: without this, a query in between would walk).
+
+        ``settle_s``: how long the watcher runs before it is trusted (``Tuning.watch_settle_s``:
+        inotify watches on a large tree take up to ~1.2 s to be in place, research §6)."""
         self._root = root.rstrip("/")
+        self._settle_s = settle_s
         self._skip = (self._root + "/.git/", self._root + "/.sleuth/")
         self._on_change = on_change
         self._stop = threading.Event()
@@ -47,14 +53,14 @@ class ChangeWatcher:
 
     @property
     def trustworthy(self) -> bool:
-        """True while the watcher runs and has been up for ``SETTLE_S``."""
+        """True while the watcher runs and has been up for its settle time."""
         thread = self._thread
         return (
             thread is not None
             and thread.is_alive()
             and not self.failed
             and not self._stop.is_set()
-            and time.monotonic() - self._started_at >= SETTLE_S
+            and time.monotonic() - self._started_at >= self._settle_s
         )
 
     def _keep(self, _change: object, path: str) -> bool:

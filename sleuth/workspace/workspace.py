@@ -21,17 +21,17 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from sleuth import listing_prefetch as prefetch
 from sleuth.errors import InvalidPath, NotFound
 from sleuth.model import SkipCounts
-from sleuth.workspace.ignore import IgnoreStack, base_stack
+from sleuth.tuning import Tuning
+from sleuth.workspace.ignore import IgnoreStack, RulesCache, base_stack
 from sleuth.workspace.listing_patch import patch_listings
 from sleuth.workspace.paths import PathGlobs, normalize_rel
 from sleuth.workspace.policy import AccessPolicy, load_config, resolve_max_filesize
 from sleuth.workspace.reader import BINARY_PROBE, ContentCache, Reader, encoding_of, stamp_bytes
 from sleuth.workspace.rooted import locate, outside_root, read_in, symlinked_component
 from sleuth.workspace.text import FileText
-from sleuth.workspace.walker import FileList, Walker
+from sleuth.workspace.walker import FileList, PrefetchedListings, Walker
 from sleuth.workspace.watch import ChangeWatcher
 
 __all__ = [
@@ -155,7 +155,13 @@ class Workspace:
         root: str | os.PathLike[str],
         no_ignore: bool = False,
         max_filesize: int | None = None,
+        *,
+        tuning: Tuning | None = None,
+        prefetched: PrefetchedListings | None = None,
     ) -> None:
+        """``tuning``: the knobs of the session this workspace serves (``ws.tuning``, read by
+        every engine); ``prefetched``: listings made ahead of the first walk (the CLI's child
+        process, ``sleuth.listing_prefetch``), adopted by ``list_files`` when they fit."""
         raw = os.fspath(root)
         real = os.path.realpath(os.path.abspath(raw))
         if not os.path.exists(real):
@@ -172,6 +178,9 @@ class Workspace:
         self._root = real
         self._prefix = real.rstrip("/") + "/"
         self.no_ignore = no_ignore
+        self.tuning = tuning if tuning is not None else Tuning()
+        self._prefetched = prefetched
+        self._rules = RulesCache(self.tuning.ignore_cache_max)  # compiled ignore files
         self.config: dict[str, Any] = load_config(real)
         self.max_filesize = resolve_max_filesize(max_filesize, self.config)
         self.policy = AccessPolicy(self.config.get("deny") or ())
@@ -191,7 +200,9 @@ class Workspace:
     def watch(self) -> None:
         """Watch the tree for changes so listings can be reused between queries."""
         if self._watcher is None:
-            self._watcher = ChangeWatcher(self._root, self._changed)
+            self._watcher = ChangeWatcher(
+                self._root, self._changed, settle_s=self.tuning.watch_settle_s
+            )
             self._watcher.start()
 
     def close(self) -> None:
@@ -313,7 +324,7 @@ class Workspace:
     # -- listing -----------------------------------------------------------------------------
 
     def _stack0(self) -> IgnoreStack | None:
-        return None if self.no_ignore else base_stack(self._root)
+        return None if self.no_ignore else base_stack(self._root, self._rules)
 
     def list_files(
         self,
@@ -338,10 +349,14 @@ class Workspace:
             hit = self._listings.get(key)
             if hit is not None and hit[0] == generation:
                 return _copy_listing(hit[1])
-        listing = prefetch.take(
-            (self._root, self.no_ignore, rel, tuple(include), tuple(exclude), any_size),
-            self.max_filesize,
-        ) or self._walk(rel, include, exclude, any_size)
+        listing = None
+        if self._prefetched is not None:
+            listing = self._prefetched.take(
+                (self._root, self.no_ignore, rel, tuple(include), tuple(exclude), any_size),
+                self.max_filesize,
+            )
+        if listing is None:
+            listing = self._walk(rel, include, exclude, any_size)
         if generation is not None and generation == self.generation:
             self._listings[key] = (generation, _copy_listing(listing))
         return listing
@@ -357,6 +372,7 @@ class Workspace:
             max_filesize=sys.maxsize if any_size else self.max_filesize,
             include=inc,
             exclude=exc,
+            rules=self._rules,
         )
         return walker.walk(rel)
 

@@ -24,7 +24,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import FrameType
 from typing import Any, Literal
@@ -32,6 +32,7 @@ from typing import Any, Literal
 from hypothesis import strategies as st
 
 from sleuth import Workbench
+from sleuth.tuning import Tuning
 
 __all__ = [
     "ALLOWED_EDIT_CODES",
@@ -87,8 +88,8 @@ __all__ = [
     "query_pattern",
     "read_entry",
     "scratch_dir",
+    "SETTLED",
     "searchable",
-    "settled_watchers",
     "snapshot",
     "wait_for_watcher",
 ]
@@ -98,6 +99,10 @@ MARKER = "hunter2"
 OUTSIDE_MARKER = "zulu9outside"
 SECRET = "config/secret.py"
 CONFIG = ".sleuth.toml"
+SETTLED = replace(Tuning(), watch_settle_s=0.0)
+"""The machine's tuning: a watcher trusted at once. The machine itself waits until the watcher
+reports a probe write (``wait_for_watcher``), which is what the settle time stands in for, so a
+run's examples (a second or two each) exercise the cached-listing path of a long-lived server."""
 SUB = "sub"
 ORIG = "sub.orig"
 LINK_TARGET = "../outside"
@@ -601,23 +606,6 @@ def deadline(seconds: float) -> Iterator[None]:
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, old)
-
-
-@contextlib.contextmanager
-def settled_watchers() -> Iterator[None]:
-    """Let a watcher be trusted at once (``SETTLE_S`` = 0): the machine itself waits until the
-    watcher reports a probe write, which is what the settle time stands in for, so a run's
-    examples (a second or two each) exercise the cached-listing path of a long-lived server."""
-    from sleuth.workspace import watch
-
-    old = getattr(watch, "SETTLE_S", None)
-    if old is not None:
-        watch.SETTLE_S = 0.0
-    try:
-        yield
-    finally:
-        if old is not None:
-            watch.SETTLE_S = old
 
 
 def wait_for_watcher(wb: Workbench, root: Path, timeout: float = 5.0) -> None:

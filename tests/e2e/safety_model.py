@@ -102,6 +102,7 @@ from tests.e2e.safety_helpers import (
     SCOPES,
     SECRET,
     SELECTION,
+    SETTLED,
     STATE,
     STATE_ORIG,
     SUB,
@@ -136,7 +137,6 @@ from tests.e2e.safety_helpers import (
     read_entry,
     scratch_dir,
     searchable,
-    settled_watchers,
     snapshot,
     wait_for_watcher,
 )
@@ -149,7 +149,6 @@ __all__ = [
     "SafetyViolation",
     "StepTimeout",
     "safety_machine",
-    "settled_watchers",
 ]
 
 
@@ -192,7 +191,7 @@ class SafetyMachine(RuleBasedStateMachine):
         self.verified: dict[str, Entry | None] = {}
         self.moved: dict[str, str] = {}
         self.hook_error: BaseException | None = None
-        self.wb = Workbench(self.root, watch=self.watch)
+        self.wb = Workbench(self.root, watch=self.watch, tuning=SETTLED)
         if self.watch:
             wait_for_watcher(self.wb, self.root)
         self.wb.workspace.fault_hook = self._hook

@@ -193,14 +193,14 @@ def _processes_mentioning(text: str) -> list[int]:
 
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="needs /proc to list processes")
 def test_worker_processes_end_with_the_call_and_the_page_equals_the_api(tmp_path: Path) -> None:
-    """Enough files that ast: starts worker processes at once (``PARALLEL_AT``); the console
-    script kills the ones still parsing read-ahead when it leaves, and its listing (prefetched
-    in a forked child) gives the same page as the Python face's own walk."""
+    """Enough files that ast: starts worker processes at once (``Tuning.ast_parallel_at``);
+    the console script kills the ones still parsing read-ahead when it leaves, and its listing
+    (prefetched in a forked child) gives the same page as the Python face's own walk."""
     from sleuth.api import Workbench
-    from sleuth.query.ast_mode import PARALLEL_AT
+    from sleuth.tuning import Tuning
 
     root = tmp_path / "many-files-tree"
-    for i in range(PARALLEL_AT + 40):
+    for i in range(Tuning().ast_parallel_at + 40):
         (root / f"pkg{i % 7}").mkdir(parents=True, exist_ok=True)
         body = "".join(f"def f{i}_{j}(a, b):\n    return g(a, {j})\n" for j in range(300))
         (root / f"pkg{i % 7}" / f"m{i:03}.py").write_text(body)

@@ -24,7 +24,6 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 from typing import Any
 
@@ -125,7 +124,6 @@ def test_two_processes_search_and_read_at_once(make_workspace: MakeWorkspace) ->
     worker.write_text(WORKER)
     jobs = [(p, IN_PROCESS_CALLS, "api") for p in api_prefixes]
     jobs += [(p, CLI_CALLS, "cli") for p in cli_prefixes]
-    started = time.monotonic()
     procs = [
         subprocess.Popen(
             [sys.executable, str(worker), str(root), prefix, str(calls), kind],
@@ -135,8 +133,7 @@ def test_two_processes_search_and_read_at_once(make_workspace: MakeWorkspace) ->
         )
         for prefix, calls, kind in jobs
     ]
-    outputs = [proc.communicate(timeout=600) for proc in procs]
-    elapsed = time.monotonic() - started
+    outputs = [proc.communicate(timeout=600) for proc in procs]  # a hang guard, not a speed target
 
     logs: list[list[dict[str, Any]]] = []
     for proc, (out, err), (prefix, calls, _) in zip(procs, outputs, jobs, strict=True):
@@ -178,4 +175,3 @@ def test_two_processes_search_and_read_at_once(make_workspace: MakeWorkspace) ->
     finally:
         db.close()
     assert search_rows >= distinct and rows >= distinct + len(set(reads))
-    assert elapsed < 600

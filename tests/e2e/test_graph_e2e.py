@@ -30,7 +30,7 @@ import pytest
 
 from sleuth import Workbench
 from sleuth.errors import NotFound
-from sleuth.graph import DEFAULT_CACHE, Graph
+from sleuth.graph import DEFAULT_CACHE, Graph, load
 from tests.e2e.conftest import run_cli
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
@@ -441,7 +441,7 @@ def cached_graph(root: Path, wb: Workbench | None = None) -> Graph:
     first stores the rows it writes behind)."""
     if wb is not None and wb._engines.graph is not None:
         wb._engines.graph._store.wait()
-    graph = Graph.load(str(root / DEFAULT_CACHE))
+    graph = load(str(root / DEFAULT_CACHE))
     assert graph.files(), "the graph cache was written"
     return graph
 

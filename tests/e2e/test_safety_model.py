@@ -6,7 +6,7 @@ edit applied to the bytes it was verified against, only allowed error codes and 
 that match the disk). Here it runs:
 
 * against a ``Workbench(root, watch=True)`` (the MCP server's shape, watcher trusted from the
-  start: see ``settled_watchers``) and a ``Workbench(root, watch=False)``, together at least
+  start: see ``safety_helpers.SETTLED``) and a ``Workbench(root, watch=False)``, together at least
   ``MIN_STEPS`` random steps, derandomized so CI runs the same sequences every time;
 * twice more with a bug planted, collecting violations, each test passing only when the harness
   finds one of ``STALE_WRITES`` (an edit written over bytes it was not computed from): the
@@ -24,7 +24,6 @@ The ``.hypothesis`` database is off (``database=None``): nothing is written into
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator
 
 import pytest
 from hypothesis import HealthCheck, Phase, settings
@@ -35,7 +34,7 @@ from sleuth.resources import selection
 from sleuth.resources.refs import Unit
 from sleuth.resources.registry import MatchRow
 from sleuth.workspace import FileText
-from tests.e2e.safety_model import Report, safety_machine, settled_watchers
+from tests.e2e.safety_model import Report, safety_machine
 
 MIN_STEPS = 20_000
 """Steps both machines run together in CI (each about half: EXAMPLES x up to STEPS_PER_EXAMPLE,
@@ -66,12 +65,6 @@ def _settings(examples: int, *, shrink: bool = True) -> settings:
         suppress_health_check=list(HealthCheck),
         report_multiple_bugs=False,
     )
-
-
-@pytest.fixture(autouse=True)
-def _settled() -> Iterator[None]:
-    with settled_watchers():
-        yield
 
 
 @pytest.mark.parametrize("watch", [True, False], ids=["watch", "no-watch"])

@@ -36,7 +36,7 @@ from sleuth.api import Workbench
 from sleuth.errors import ServerUnavailable, Unsupported
 from sleuth.lsp_bridge import servers as servers_module
 from sleuth.lsp_bridge.servers import SERVERS, usable
-from tests.lsp_bridge.conftest import write_tree
+from tests.lsp_bridge.conftest import VERSIONS, write_tree
 
 PY_FILES = {
     "shop/__init__.py": '"""A tiny shop: carts and checkout."""\n',
@@ -343,7 +343,7 @@ def related(project: Project) -> dict[str, str]:
 
 def require_server(project: Project) -> None:
     """Fail (never skip) when the project's server is not installed (scripts/install_tools.sh)."""
-    if not any(s.name == project.server and usable(s) for s in SERVERS[project.language]):
+    if not any(s.name == project.server and usable(s, VERSIONS) for s in SERVERS[project.language]):
         pytest.fail(f"{project.server} is not installed: run scripts/install_tools.sh")
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sleuth.graph import Graph, load
+from sleuth.graph import Graph, load, save
 from tests.graph.fixtures import Tags, py_tags
 from tests.graph.helpers import build, build_py, node_id
 from tests.graph.project import PY, py_project
@@ -16,8 +16,8 @@ def test_save_load_round_trip_keeps_everything(tmp_path: Path) -> None:
     run = node_id(graph, "app/main.py", "run")
     graph.mark_semantic(run, helper)
     cache = tmp_path / ".sleuth" / "graph.db"
-    graph.save(str(cache))
-    loaded = Graph.load(str(cache))
+    save(graph, str(cache))
+    loaded = load(str(cache))
     assert loaded.snapshot() == graph.snapshot()
     assert loaded.g.edges[run, helper, "calls"]["precision"] == "semantic"
     assert loaded.file_view("pkg/models.py").to_json() == graph.file_view("pkg/models.py").to_json()
@@ -60,8 +60,8 @@ def test_sync_retags_only_changed_files(tmp_path: Path) -> None:
     assert graph.snapshot() == build_py(files).snapshot()
 
     cache = str(tmp_path / "graph.db")
-    graph.save(cache)
-    graph = Graph.load(cache)
+    save(graph, cache)
+    graph = load(cache)
     asked.clear()
     report = graph.sync(_stamps(files), get_tags)
     assert asked == [] and report.unchanged == len(PY)

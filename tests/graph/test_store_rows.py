@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sleuth.graph import Graph, GraphStore, load
+from sleuth.graph import Graph, GraphStore, load, save
 from sleuth.graph.store import CACHE_VERSION
 from tests.graph.fixtures import py_tags
 from tests.graph.helpers import build_py, node_id
@@ -88,7 +88,7 @@ def test_stat_signatures_round_trip_and_touch_updates_only_them(tmp_path: Path) 
 def test_a_damaged_or_old_cache_loads_empty_and_is_rebuilt(tmp_path: Path, damage: str) -> None:
     cache = tmp_path / "graph.db"
     graph = build_py(PY)
-    Graph.save(graph, str(cache))
+    save(graph, str(cache))
     if damage == "garbage":
         cache.write_bytes(b"this is not a database" * 100)
     elif damage == "truncated":
@@ -114,7 +114,7 @@ def test_a_damaged_or_old_cache_loads_empty_and_is_rebuilt(tmp_path: Path, damag
 @pytest.mark.parametrize("behind", [False, True])
 def test_another_writer_forces_a_full_rewrite(tmp_path: Path, behind: bool) -> None:
     cache = str(tmp_path / "graph.db")
-    Graph.save(build_py(PY), cache)
+    save(build_py(PY), cache)
     first, second = GraphStore(cache), GraphStore(cache)
     mine, _ = first.load()
     theirs, _ = second.load()
@@ -151,8 +151,8 @@ def test_a_loaded_graph_ranks_like_the_one_saved(tmp_path: Path) -> None:
     graph = build_py(PY)
     helper = node_id(graph, "pkg/util.py", "helper")
     cache = str(tmp_path / "graph.db")
-    graph.save(cache)
-    loaded = Graph.load(cache)
+    save(graph, cache)
+    loaded = load(cache)
     assert _ranked(loaded) == _ranked(graph) and _ranked(loaded)[0][0] == helper
     assert loaded.decl_ids("pkg/util.py") == [d.id for d in graph.record("pkg/util.py").defs]
 

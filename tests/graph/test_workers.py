@@ -15,6 +15,7 @@ import threading
 import time
 from collections.abc import Generator
 from concurrent.futures.process import BrokenProcessPool
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,7 @@ from sleuth.ast_search.tags import extract_tag_tuples, extract_tags
 from sleuth.graph import Graph, GraphStore, make_record, workers
 from sleuth.graph.records import FileRecord, record_row, record_to_row
 from sleuth.query import graph_mode
+from sleuth.tuning import Tuning
 from sleuth.workspace.reader import stamp_bytes
 from tests.graph.project import PY, TS
 from tests.lsp_bridge.conftest import write_tree
@@ -70,10 +72,15 @@ def _state(graph: Graph) -> Any:
     return graph.snapshot(), rows
 
 
-def _built(changes: dict[str, Any], *, parallel: bool = False) -> Graph:
+def _built(changes: dict[str, Any], *, parallel: bool = False, **knobs: Any) -> Graph:
     graph = Graph()
-    graph.apply(changes, parallel=parallel)
+    graph.apply(changes, parallel=parallel, tuning=replace(Tuning(), **knobs))
     return graph
+
+
+# Tag and resolve in process (thresholds out of reach), or in pools for this small project.
+HERE = replace(Tuning(), graph_pool_min_files=10**9, resolve_pool_min=10**9)
+POOLED = replace(Tuning(), graph_pool_min_files=1, resolve_pool_min=1, resolve_chunk=4)
 
 
 def test_tag_tuples_make_the_row_a_record_makes() -> None:
@@ -113,19 +120,17 @@ needs_fork = pytest.mark.skipif(not workers.can_fork(), reason="needs fork and t
 
 @needs_fork
 def test_pooled_resolution_equals_in_process(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(workers, "RESOLVE_POOL_MIN", 1)
-    monkeypatch.setattr(workers, "_CHUNK", 3)
     calls: list[int] = []
     real = workers.iter_resolved
 
-    def spy(make: Any, paths: Any) -> Generator[tuple[str, bytes], None, None]:
+    def spy(make: Any, paths: Any, chunk: int) -> Generator[tuple[str, bytes], None, None]:
         calls.append(len(paths))
-        return real(make, paths)
+        return real(make, paths, chunk)
 
     monkeypatch.setattr(workers, "iter_resolved", spy)
     records = _records()
     rows = {p: marshal.dumps(record_to_row(r)) for p, r in records.items()}
-    pooled = _built(rows, parallel=True)
+    pooled = _built(rows, parallel=True, resolve_pool_min=1, resolve_chunk=3)
     assert calls == [len(records)]  # every file was resolved in the pool
     assert _state(pooled) == _state(_built(dict(records)))
     for path in pooled.files():  # the cache bytes the workers made are the rows
@@ -135,17 +140,17 @@ def test_pooled_resolution_equals_in_process(monkeypatch: pytest.MonkeyPatch) ->
 
 def test_a_failed_pool_resolves_in_process(monkeypatch: pytest.MonkeyPatch) -> None:
     real, forks = workers.iter_resolved, workers.can_fork()
-    monkeypatch.setattr(workers, "RESOLVE_POOL_MIN", 1)
     monkeypatch.setattr(workers, "can_fork", lambda: True)
 
-    def broken(make: Any, paths: Any) -> Generator[tuple[str, bytes], None, None]:
+    def broken(make: Any, paths: Any, chunk: int) -> Generator[tuple[str, bytes], None, None]:
         if forks:
-            yield from real(make, paths[:5])  # a few files resolved there, then it breaks
+            yield from real(make, paths[:5], chunk)  # a few files resolved there, then it breaks
         raise OSError("no more processes")
 
     monkeypatch.setattr(workers, "iter_resolved", broken)
     records = _records()
-    assert _state(_built(dict(records), parallel=True)) == _state(_built(dict(records)))
+    pooled = _built(dict(records), parallel=True, resolve_pool_min=1)
+    assert _state(pooled) == _state(_built(dict(records)))
 
 
 def _old_trees(tmp_path: Path, *names: str) -> None:
@@ -165,8 +170,8 @@ def _queries(wb: Workbench) -> list[Any]:
     return out
 
 
-def _answers(root: Path) -> Any:
-    with Workbench(root, servers=False) as wb:
+def _answers(root: Path, tuning: Tuning | None = None) -> Any:
+    with Workbench(root, servers=False, tuning=tuning) as wb:
         out = _queries(wb)
     graph, _ = GraphStore(str(root / ".sleuth" / "graph.db")).load()
     return out, _state(graph)
@@ -177,32 +182,25 @@ def test_a_keeper_build_in_workers_equals_one_in_process(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     _old_trees(tmp_path, "pooled", "here")
-    monkeypatch.setattr(graph_mode, "POOL_MIN_FILES", 10**9)
-    monkeypatch.setattr(workers, "RESOLVE_POOL_MIN", 10**9)
-    here = _answers(tmp_path / "here")
-    monkeypatch.setattr(graph_mode, "POOL_MIN_FILES", 1)
-    monkeypatch.setattr(workers, "RESOLVE_POOL_MIN", 1)
-    monkeypatch.setattr(workers, "_CHUNK", 4)
-    assert _answers(tmp_path / "pooled") == here
+    here = _answers(tmp_path / "here", HERE)
+    assert _answers(tmp_path / "pooled", POOLED) == here
 
 
 def test_a_keeper_whose_tagging_pool_breaks_tags_the_rest_itself(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     _old_trees(tmp_path, "broken", "here")
-    monkeypatch.setattr(graph_mode, "POOL_MIN_FILES", 10**9)
-    here = _answers(tmp_path / "here")
+    here = _answers(tmp_path / "here", replace(Tuning(), graph_pool_min_files=10**9))
     real = graph_mode._tag_in_pool
 
-    def breaking(jobs: Any) -> Generator[tuple[str, bytes], None, None]:
+    def breaking(jobs: Any, tuning: Tuning) -> Generator[tuple[str, bytes], None, None]:
         if workers.can_fork():
-            yield from real(jobs[:3])  # a few files tagged there, then the pool breaks
+            yield from real(jobs[:3], tuning)  # a few files tagged there, then the pool breaks
         raise BrokenProcessPool("a worker died")
 
-    monkeypatch.setattr(graph_mode, "POOL_MIN_FILES", 1)
     monkeypatch.setattr(graph_mode, "can_fork", lambda: True)
     monkeypatch.setattr(graph_mode, "_tag_in_pool", breaking)
-    assert _answers(tmp_path / "broken") == here
+    assert _answers(tmp_path / "broken", replace(Tuning(), graph_pool_min_files=1)) == here
 
 
 def test_a_sync_that_fails_midway_leaves_no_half_graph(
@@ -212,8 +210,8 @@ def test_a_sync_that_fails_midway_leaves_no_half_graph(
     query; the next query of the same workbench answers as a fresh build does, with no file
     silently missing, and so does the cache it leaves."""
     _old_trees(tmp_path, "failed", "fresh")
-    monkeypatch.setattr(graph_mode, "POOL_MIN_FILES", 10**9)
-    fresh_answers, fresh_state = _answers(tmp_path / "fresh")
+    in_process = replace(Tuning(), graph_pool_min_files=10**9)
+    fresh_answers, fresh_state = _answers(tmp_path / "fresh", in_process)
     real = graph_mode._tags_of
     calls = []
 
@@ -224,7 +222,7 @@ def test_a_sync_that_fails_midway_leaves_no_half_graph(
         return real(*args)
 
     root = tmp_path / "failed"
-    with Workbench(root, servers=False) as wb:
+    with Workbench(root, servers=False, tuning=in_process) as wb:
         monkeypatch.setattr(graph_mode, "_tags_of", failing)
         with pytest.raises(MemoryError):
             wb.search("graph:")
@@ -259,9 +257,8 @@ def test_a_pooled_build_loads_the_ranking_libraries_between_its_forks(
 
     monkeypatch.setattr(graph_mode, "preload_rank", preload)
     monkeypatch.setattr(workers, "iter_resolved", resolved)
-    monkeypatch.setattr(graph_mode, "POOL_MIN_FILES", 1)
-    monkeypatch.setattr(workers, "RESOLVE_POOL_MIN", 1)
-    with Workbench(tmp_path / "pooled", servers=False) as wb:
+    pooled = replace(Tuning(), graph_pool_min_files=1, resolve_pool_min=1)
+    with Workbench(tmp_path / "pooled", servers=False, tuning=pooled) as wb:
         assert wb.search("graph:", limit=5).to_json()["matches"]
     assert threads == ["sleuth-preload"]
     assert seen_at_fork == [True]

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from sleuth.lsp_bridge import LspEdit, LspLocation
-from sleuth.lsp_bridge.servers import SERVERS, find_binary, usable
+from sleuth.lsp_bridge.servers import SERVERS, ServerVersions, find_binary, usable
 
 LSP_STDIO = r"""
 import json, os, sys, time
@@ -78,11 +78,15 @@ def apply_edits(root: Path, edits: list[LspEdit]) -> dict[str, bytes]:
     return out
 
 
+VERSIONS: ServerVersions = {}
+"""What probed servers answered to ``--version``, asked once per test run (as a session would)."""
+
+
 def require_server(lang: str, name: str | None = None) -> None:
     """Fail (never skip) when the server for ``lang`` (or the one called ``name``) is missing:
     ``make test`` installs every server the suite needs (scripts/install_tools.sh)."""
     for spec in SERVERS[lang]:
-        if (name is None or spec.name == name) and usable(spec):
+        if (name is None or spec.name == name) and usable(spec, VERSIONS):
             return
     pytest.fail(f"{name or lang} language server not installed: run scripts/install_tools.sh")
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from sleuth.lsp_bridge import ServerPool
-from sleuth.lsp_bridge.session import Session
+from sleuth.tuning import Tuning
 from sleuth.workspace import Workspace
 
 from .conftest import apply_edits, occurrences, offset_of, require_server, texts, write_tree
@@ -114,13 +114,11 @@ def test_rename_covers_every_file(project: tuple[Path, ServerPool]) -> None:
         assert new[rel] == expected
 
 
-def test_utf16_negotiation_gives_the_same_answers(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_utf16_negotiation_gives_the_same_answers(tmp_path: Path) -> None:
     require_server("python", "ty")
     root = make_package(tmp_path, "ty")
-    monkeypatch.setattr(Session, "POSITION_ENCODINGS", ("utf-16",))
-    with ServerPool(Workspace(root), timeout=30) as pool:
+    utf16_only = Tuning(position_encodings=("utf-16",))
+    with ServerPool(Workspace(root, tuning=utf16_only), timeout=30) as pool:
         use = offset_of(root, "pkg/use.py", "'😀'; return make_engine", "make_engine")
         refs = pool.references("pkg/use.py", use, include_declaration=True)
         (session,) = pool._sessions.values()

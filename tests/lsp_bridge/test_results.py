@@ -14,7 +14,10 @@ from sleuth.lsp_bridge.results import (
     edits_of,
     flatten_symbols,
     iter_locations,
+    normal_kind,
 )
+from sleuth.model import symbol_id
+from sleuth.workspace.text import FileText
 
 FILES = {
     "a.py": "x = 1  # 😀\nvalue = x\n".encode(),
@@ -68,6 +71,30 @@ def test_flatten_document_symbols_and_symbol_information() -> None:
              "location": {"uri": "file:///ws/b.py", "range": rng(0, 0, 1, 12)}}]  # fmt: skip
     (sym,) = flatten_symbols(flat, "b.py", LineIndex(FILES["b.py"]), "utf-16")
     assert (sym.container, sym.start_byte, sym.name_start, sym.name_end) == ("mod", 0, 4, 5)
+
+
+def test_symbols_are_declarations_in_the_tags_vocabulary_with_ids_and_lines() -> None:
+    tree = [
+        {"name": "C", "kind": 23, "range": rng(0, 0, 1, 12), "selectionRange": rng(0, 4, 0, 5),
+         "children": [{"name": "f", "kind": 12, "range": rng(1, 4, 1, 12),
+                       "selectionRange": rng(1, 4, 1, 5)}]},
+    ]  # fmt: skip
+    struct, method = flatten_symbols(tree, "b.py", LineIndex(FILES["b.py"]), "utf-16")
+    assert (struct.kind, method.kind, method.qualified) == ("class", "method", "C.f")
+    assert method.id == symbol_id("b.py", "C.f", "method")
+    assert (struct.line, struct.end_line, method.line, method.end_line) == (1, 2, 2, 2)
+    assert normal_kind("enum_member", "") == "constant" and normal_kind("symbol", "") == "symbol"
+
+
+def test_symbol_lines_are_spec_lines_where_lsp_lines_differ() -> None:
+    # a lone "\r" ends an LSP line but not a SPEC §2 one (nor ``FileText``'s)
+    data = b"# a\rdef g():\n    pass\n"
+    tree = [{"name": "g", "kind": 12, "range": rng(1, 0, 2, 8), "selectionRange": rng(1, 4, 1, 5)}]
+    (g,) = flatten_symbols(tree, "c.py", LineIndex(data), "utf-16")
+    text = FileText("c.py", data, "")
+    assert data[g.name_start : g.name_end] == b"g"
+    assert (g.line, g.end_line) == (text.line_of(g.start_byte), text.line_of(g.end_byte - 1))
+    assert (g.line, g.end_line) == (1, 2)
 
 
 def test_changes_map_with_identifier_ranges() -> None:

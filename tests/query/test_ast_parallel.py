@@ -7,15 +7,18 @@ paged result stores ahead so later pages need no new scan.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 import sleuth.query.ast_mode as ast_mode
-import sleuth.resources.results as results
 from sleuth.api import Workbench
 from sleuth.ast_search import MatchPool, compile_pattern, find_raw
+from sleuth.query.ast_memo import AstMemos
+from sleuth.service.session import Session
+from sleuth.tuning import Tuning
 from tests.conftest import MakeWorkspace
 
 
@@ -29,10 +32,19 @@ def _tree(files: int = 40) -> dict[str, str | bytes]:
     return out
 
 
-def _walk(root: Path, query: str, limit: int, fresh: str = "none") -> list[list[dict[str, Any]]]:
+def _session(pool: Any, **knobs: Any) -> Session:
+    """A session whose ast worker pool is ``pool`` (None: serial scans), tuned by ``knobs``."""
+    session = Session(replace(Tuning(), **knobs))
+    session.match_pool = lambda: pool  # type: ignore[method-assign]
+    return session
+
+
+def _walk(
+    root: Path, query: str, limit: int, fresh: str = "none", session: Session | None = None
+) -> list[list[dict[str, Any]]]:
     """Every page of ``query`` (matches without their result-specific references); ``fresh``
     is an exclude glob matching nothing, so the search is not the registered one."""
-    wb = Workbench(root, build_index=False)
+    wb = Workbench(root, build_index=False, session=session)
     pages: list[list[dict[str, Any]]] = []
     cursor = None
     while True:
@@ -69,20 +81,15 @@ class _SpyPool:
 @pytest.mark.parametrize("query", ["ast:def $F($$$A): $$$B", "ast:g($A, $B)", "ast:return $X"])
 @pytest.mark.parametrize("limit", [3, 500])
 def test_parallel_pages_equal_serial_pages(
-    make_workspace: MakeWorkspace, monkeypatch: pytest.MonkeyPatch, query: str, limit: int
+    make_workspace: MakeWorkspace, query: str, limit: int
 ) -> None:
     root = make_workspace(_tree())
-    monkeypatch.setattr(ast_mode, "get_pool", lambda: None)
-    serial = _walk(root, query, limit)
+    serial = _walk(root, query, limit, session=_session(None))
 
     spy = _SpyPool(MatchPool(2))
-    monkeypatch.setattr(ast_mode, "get_pool", lambda: spy)
-    monkeypatch.setattr(ast_mode, "SERIAL_FILES", 1)
-    monkeypatch.setattr(ast_mode, "BATCH_FILES", 3)
-    monkeypatch.setattr(ast_mode, "MAX_PENDING_FILES", 5)
-    ast_mode._MEMOS.clear()
+    session = _session(spy, ast_serial_files=1, ast_batch_files=3, ast_max_pending_files=5)
     try:
-        parallel = _walk(root, query, limit, fresh="again")
+        parallel = _walk(root, query, limit, fresh="again", session=session)
     finally:
         spy.pool.shutdown()
     assert spy.batches > 0  # the workers did take part
@@ -93,11 +100,10 @@ def test_parallel_pages_equal_serial_pages(
 def test_a_large_plan_parses_nothing_in_process_and_pages_stay_equal(
     make_workspace: MakeWorkspace, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """With ``PARALLEL_AT`` files or more in the plan, the first file already goes to the
-    workers (no serial warm-up); below it, the first ``SERIAL_FILES`` are parsed here."""
+    """With ``ast_parallel_at`` files or more in the plan, the first file already goes to the
+    workers (no serial warm-up); below it, the first ``ast_serial_files`` are parsed here."""
     root = make_workspace(_tree())
-    monkeypatch.setattr(ast_mode, "get_pool", lambda: None)
-    serial = _walk(root, "ast:g($A, $B)", 4)
+    serial = _walk(root, "ast:g($A, $B)", 4, session=_session(None))
 
     here: list[str] = []
     real_here = ast_mode.AstSource._here
@@ -108,14 +114,13 @@ def test_a_large_plan_parses_nothing_in_process_and_pages_stay_equal(
 
     spy = _SpyPool(MatchPool(2))
     monkeypatch.setattr(ast_mode.AstSource, "_here", spy_here)
-    monkeypatch.setattr(ast_mode, "get_pool", lambda: spy)
     try:
         for parallel_at, fresh in ((10, "large"), (10_000, "small")):
-            monkeypatch.setattr(ast_mode, "PARALLEL_AT", parallel_at)
-            ast_mode._MEMOS.clear()
             here.clear()
-            assert _walk(root, "ast:g($A, $B)", 4, fresh=fresh) == serial
-            assert len(here) == (0 if parallel_at == 10 else ast_mode.SERIAL_FILES), parallel_at
+            session = _session(spy, ast_parallel_at=parallel_at)
+            assert _walk(root, "ast:g($A, $B)", 4, fresh=fresh, session=session) == serial
+            serial_files = Tuning().ast_serial_files
+            assert len(here) == (0 if parallel_at == 10 else serial_files), parallel_at
     finally:
         spy.pool.shutdown()
     assert spy.batches > 0
@@ -146,27 +151,26 @@ def test_each_file_is_parsed_once_per_request(
         return real(pattern, data)
 
     monkeypatch.setattr(ast_mode, "find_raw", counting)
-    monkeypatch.setattr(ast_mode, "get_pool", lambda: None)
-    pages = _walk(root, "ast:def $F($$$A): $$$B", 2)  # a page, the count, the snapshot, pages
+    # a page, the count, the snapshot, the later pages
+    pages = _walk(root, "ast:def $F($$$A): $$$B", 2, session=_session(None))
     with_def = [p for p, text in _tree().items() if p.endswith(".py") and "def" in str(text)]
     assert len(parsed) == len(with_def) == 40  # pkg/empty.py is never parsed (no "def")
     assert sum(len(p) for p in pages) == sum(i % 4 for i in range(40)) + 40
 
 
 def test_a_large_tree_counts_structural_matches_within_a_budget(
-    make_workspace: MakeWorkspace, monkeypatch: pytest.MonkeyPatch
+    make_workspace: MakeWorkspace,
 ) -> None:
     root = make_workspace(_tree())
     small = Workbench(root, build_index=False).search("ast:return $X", limit=2).to_json()
     assert small["total"] == sum(i % 4 for i in range(40))  # a small tree: exact
 
-    monkeypatch.setattr(results, "SMALL_TREE_FILES", 30)  # as if the tree (41 .py) were large
-    monkeypatch.setattr(results, "COUNT_BUDGET_S", -1.0)
-    large = (
-        Workbench(root, build_index=False).search("ast:return $X", limit=2, exclude=["x"]).to_json()
-    )
+    # as if the tree (41 .py) were large, with no time to count
+    tuning = replace(Tuning(), small_tree_files=30, count_budget_s=-1.0)
+    wb = Workbench(root, build_index=False, tuning=tuning)
+    large = wb.search("ast:return $X", limit=2, exclude=["x"]).to_json()
     assert large["total"] is None and 3 <= large["total_at_least"] < small["total"]
-    text = Workbench(root, build_index=False).search("return", limit=2).to_json()
+    text = Workbench(root, build_index=False, tuning=tuning).search("return", limit=2).to_json()
     counted = text["total"] if text["total"] is not None else text["total_at_least"]
     assert counted > large["total_at_least"]  # text still counts 30 files past its page
 
@@ -175,10 +179,9 @@ def test_later_pages_are_stored_ahead(
     make_workspace: MakeWorkspace, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     root = make_workspace(_tree())
-    monkeypatch.setattr(results, "SNAPSHOT_MAX", 0)  # page by page
-    monkeypatch.setattr(results, "SMALL_TREE_FILES", 0)
-    monkeypatch.setattr(results, "COUNT_BUDGET_S", -1.0)
-    wb = Workbench(root, build_index=False)
+    # page by page, nothing counted past a page
+    tuning = replace(Tuning(), snapshot_max=0, small_tree_files=0, count_budget_s=-1.0)
+    wb = Workbench(root, build_index=False, tuning=tuning)
     scans: list[str] = []
     real = Workbench._prepare
 
@@ -221,7 +224,7 @@ class _EagerPool:
         return future
 
 
-def test_batches_run_past_a_page_are_not_parsed_again(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_batches_run_past_a_page_are_not_parsed_again() -> None:
     from sleuth.workspace import FileText
 
     pattern = compile_pattern("def $F($$$A): $$$B", "python")
@@ -229,15 +232,18 @@ def test_batches_run_past_a_page_are_not_parsed_again(monkeypatch: pytest.Monkey
         FileText(f"m{i:02}.py", f"def f{i}(a):\n    return {i}\n".encode(), "s") for i in range(20)
     ]
     pool = _EagerPool()
-    monkeypatch.setattr(ast_mode, "get_pool", lambda: pool)
-    monkeypatch.setattr(ast_mode, "SERIAL_FILES", 1)
-    monkeypatch.setattr(ast_mode, "BATCH_FILES", 8)
-    ast_mode._MEMOS.clear()
-    source = ast_mode.AstSource({"python": pattern}, None, "request")
-    stream = source.find_in_files((ft, None) for ft in files)
+    tuning = replace(Tuning(), ast_serial_files=1, ast_batch_files=8)
+    memos = AstMemos()  # the session's: shared by the request's scans
+
+    def source() -> ast_mode.AstSource:
+        return ast_mode.AstSource(
+            {"python": pattern}, None, "request", tuning=tuning, pool=lambda: pool, memos=memos
+        )
+
+    stream = source().find_in_files((ft, None) for ft in files)
     first = [next(stream) for _ in range(3)]  # a page stops here, its batch already answered
     stream.close()
-    again = ast_mode.AstSource({"python": pattern}, None, "request")  # the next page's scan
+    again = source()  # the next page's scan
     rest = list(again.find_in_files((ft, None) for ft in files[3:]))
     assert [ft.path for ft, _, _ in first + rest] == [ft.path for ft in files]
     assert [found[0][:2] for _, _, found in first + rest] == [(0, len(ft.data) - 1) for ft in files]

@@ -12,6 +12,7 @@ import gc
 import os
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ from sleuth import Workbench
 from sleuth.ast_search import TreeCache
 from sleuth.query import graph_mode
 from sleuth.query.symbols_mode import TagsCache
+from sleuth.tuning import Collector, Tuning
 from sleuth.workspace import FileEntry
 from tests.lsp_bridge.conftest import write_tree
 
@@ -97,13 +99,12 @@ def test_a_watched_edit_reads_only_the_edited_file_and_equals_a_fresh_process(
 
 
 def test_a_big_graph_is_frozen_out_of_full_collections_and_emptied_on_close(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
 ) -> None:
-    monkeypatch.setattr(graph_mode, "FREEZE_MIN_FILES", 2)
     root = make_tree(tmp_path)
     gc.unfreeze()
     try:
-        with Workbench(root, servers=False) as wb:
+        with Workbench(root, servers=False, tuning=replace(Tuning(), gc_freeze_min_files=2)) as wb:
             answer(wb, "graph:")
             keeper = wb._engines.graph
             assert keeper is not None
@@ -123,3 +124,26 @@ def test_a_small_graph_is_not_frozen(tmp_path: Path) -> None:
     with Workbench(root, servers=False) as wb:
         answer(wb, "graph:")
         assert gc.get_freeze_count() == 0
+
+
+def test_a_policy_that_never_freezes_freezes_no_graph(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The collector policy is the session's: a library user who asks for no freeze (and no
+    pause) gets neither, whatever the graph's size (the test above freezes this one)."""
+    root = make_tree(tmp_path)
+    gc.unfreeze()
+    enabled: list[bool] = []
+    real = graph_mode.GraphKeeper._sync
+
+    def sync(self: Any, *args: Any) -> Any:
+        enabled.append(gc.isenabled())
+        return real(self, *args)
+
+    monkeypatch.setattr(graph_mode.GraphKeeper, "_sync", sync)
+    never = replace(Tuning(), gc_freeze_min_files=None, gc_pause=False)
+    with Workbench(root, servers=False, tuning=never) as wb:
+        assert wb.session.collector == Collector(pause=False, freeze_min_files=None)
+        answer(wb, "graph:")
+        assert gc.get_freeze_count() == 0
+    assert enabled == [True]  # the sync ran with the collector on

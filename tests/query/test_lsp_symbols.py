@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sleuth.lsp_bridge.results import LspSymbol
 from sleuth.lsp_bridge.servers import language_of
+from sleuth.model import SymbolDef, symbol_id
 from sleuth.query.lsp_symbols import LspFinder
 from sleuth.query.symbols_mode import TagsCache, TagsFinder
 from sleuth.workspace import Workspace
@@ -39,14 +39,15 @@ class Pool:
     def language_of(self, path: str) -> str | None:
         return language_of(path)
 
-    def _total(self) -> LspSymbol:
-        return LspSymbol("total", "function", "", "a.py", 0, 26, 4, 9)
+    def _total(self) -> SymbolDef:
+        sid = symbol_id("a.py", "total", "function")
+        return SymbolDef(sid, "total", "function", "", "a.py", 0, 26, 1, 2, 4, 9)
 
-    def workspace_symbols(self, lang: str, query: str, *, fuzzy: bool = True) -> list[LspSymbol]:
+    def workspace_symbols(self, lang: str, query: str, *, fuzzy: bool = True) -> list[SymbolDef]:
         self.calls.append(("workspace", query))
         return [self._total()]
 
-    def document_symbols(self, path: str) -> list[LspSymbol]:
+    def document_symbols(self, path: str) -> list[SymbolDef]:
         self.calls.append(("document", path))
         return [self._total()] if path == "a.py" else []
 

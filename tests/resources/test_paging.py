@@ -9,6 +9,7 @@ import pytest
 
 from sleuth.api import Workbench
 from sleuth.errors import InvalidQuery, NotFound
+from sleuth.tuning import Tuning
 from tests.conftest import MakeWorkspace
 
 
@@ -58,14 +59,10 @@ def test_next_cursor_absent_when_page_ends_exactly(make_workspace: MakeWorkspace
         assert res["next_cursor"] is not None
 
 
-def test_file_change_between_pages(
-    make_workspace: MakeWorkspace, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    import sleuth.resources.results as results
-
-    monkeypatch.setattr(results, "SNAPSHOT_MAX", 10)  # a "large" result: stored page by page
+def test_file_change_between_pages(make_workspace: MakeWorkspace) -> None:
     root = make_workspace(_tree())
-    with Workbench(root, build_index=False) as wb:
+    large = Tuning(snapshot_max=10)  # a "large" result: stored page by page
+    with Workbench(root, build_index=False, tuning=large) as wb:
         # another identity (context=0), so the paged search below is not served from its snapshot
         before = [_key(m) for m in wb.search("hit", limit=500, context=0).to_json()["matches"]]
         first = wb.search("hit", limit=5).to_json()
@@ -155,15 +152,10 @@ def test_registry_is_a_real_sqlite_file(make_workspace: MakeWorkspace) -> None:
     assert (root / ".sleuth" / ".gitignore").read_text().strip() == "*"
 
 
-def test_total_unknown_reports_at_least(
-    make_workspace: MakeWorkspace, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    import sleuth.resources.results as results
-
-    monkeypatch.setattr(results, "COUNT_BUDGET_S", -1.0)
-    monkeypatch.setattr(results, "SMALL_TREE_FILES", 0)  # as if the tree were large
+def test_total_unknown_reports_at_least(make_workspace: MakeWorkspace) -> None:
     root = make_workspace(_tree())
-    with Workbench(root, build_index=False) as wb:
+    large = Tuning(count_budget_s=-1.0, small_tree_files=0)  # as if the tree were large
+    with Workbench(root, build_index=False, tuning=large) as wb:
         res = wb.search("hit", limit=3).to_json()
     assert res["total"] is None and res["total_at_least"] >= 3
     assert res["next_cursor"] is not None

@@ -10,6 +10,7 @@ import pytest
 
 from sleuth.api import Workbench
 from sleuth.errors import InvalidQuery, NotFound, StaleReference, Unsupported
+from sleuth.tuning import Tuning
 from tests.conftest import MakeWorkspace
 
 SRC = {
@@ -66,12 +67,10 @@ def test_all_covers_every_page(wb: Workbench) -> None:
     ]
 
 
-def test_all_of_a_large_paged_result(wb: Workbench, monkeypatch: pytest.MonkeyPatch) -> None:
-    import sleuth.resources.results as results
-
-    monkeypatch.setattr(results, "SNAPSHOT_MAX", 0)
-    monkeypatch.setattr(results, "COUNT_BUDGET_S", -1.0)
-    monkeypatch.setattr(results, "SMALL_TREE_FILES", 0)  # as if the tree were large
+def test_all_of_a_large_paged_result(make_workspace: MakeWorkspace) -> None:
+    # stored page by page, nothing counted past a page: as if the tree were large
+    large = Tuning(snapshot_max=0, count_budget_s=-1.0, small_tree_files=0)
+    wb = Workbench(make_workspace(SRC), build_index=False, tuning=large)
     first = wb.search("get_user", limit=1).to_json()
     assert first["total"] is None
     assert len(wb.read(f"{first['result']}:all:match").to_json()["ranges"]) == 4

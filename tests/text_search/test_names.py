@@ -7,6 +7,7 @@ import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -65,15 +66,24 @@ def test_limit_and_non_identifier_query() -> None:
     assert suggest_names("+-* ", [CODE]) == ([], False)
 
 
-def test_budget_flag() -> None:
-    def endless() -> Iterator[bytes]:
-        while True:
+def test_budget_flag(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Reading stops at the first text read after the budget ran out (on a fake clock: each
+    text costs one second of it, so the answer cannot depend on the machine's speed)."""
+    from sleuth.text_search import names as names_module
+
+    clock = [0.0]
+    monkeypatch.setattr(names_module, "time", SimpleNamespace(monotonic=lambda: clock[0]))
+    read = 0
+
+    def texts() -> Iterator[bytes]:
+        nonlocal read
+        for _ in range(10_000):  # finite: a budget that never stops reading fails, not hangs
+            read += 1
+            clock[0] += 1.0
             yield b"get_user other_name " * 1000
 
-    start = time.monotonic()
-    names, exhausted = suggest_names("getUser", endless(), budget_s=0.05)
-    assert exhausted
-    assert time.monotonic() - start < 2.0
+    names, exhausted = suggest_names("getUser", texts(), budget_s=5.5)
+    assert exhausted and read == 6  # 6 s > 5.5 s: the sixth text was the last one read
     assert names == ["get_user"]  # what it found before the budget ran out
     assert suggest_names("getUser", [CODE], budget_s=5.0)[1] is False
 

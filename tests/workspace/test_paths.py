@@ -1,4 +1,7 @@
-"""Path normalisation and the wildmatch glob translation shared by ignore files and options."""
+"""Path normalisation, the ignore-file (wildmatch) translation and ``PathGlobs``.
+
+The user-glob translator (rg's ``--glob``) is checked against rg itself in ``test_glob_parity.py``.
+"""
 
 from __future__ import annotations
 
@@ -6,8 +9,8 @@ import re
 
 import pytest
 
-from sleuth.errors import InvalidPath
-from sleuth.workspace.paths import PathGlobs, ancestors, glob_to_regex, normalize_rel
+from sleuth.errors import InvalidPath, InvalidQuery
+from sleuth.workspace.paths import PathGlobs, ancestors, normalize_rel, wildmatch_to_regex
 
 
 @pytest.mark.parametrize(
@@ -41,7 +44,7 @@ def test_ancestors_deepest_first() -> None:
 
 
 def _m(glob: str, path: str) -> bool:
-    body = glob_to_regex(glob)
+    body = wildmatch_to_regex(glob)
     return body is not None and re.fullmatch(body, path, re.DOTALL) is not None
 
 
@@ -73,13 +76,13 @@ def _m(glob: str, path: str) -> bool:
         ("a[/]b", "a/b", False),
     ],
 )
-def test_glob_to_regex(glob: str, path: str, hit: bool) -> None:
+def test_wildmatch_to_regex(glob: str, path: str, hit: bool) -> None:
     assert _m(glob, path) is hit
 
 
 @pytest.mark.parametrize("never", ["[abc", "x\\", "[[:nope:]]"])
 def test_globs_git_never_matches(never: str) -> None:
-    assert glob_to_regex(never) is None
+    assert wildmatch_to_regex(never) is None
 
 
 def test_pathglobs_base_name_and_path() -> None:
@@ -117,3 +120,31 @@ def test_literal_base_names_match_like_their_glob(
     """Globs without wildcards are looked up in a set; the answer is the regex's."""
     assert PathGlobs(globs).match(rel) is expected
     assert bool(PathGlobs(globs))
+
+
+def test_pathglobs_whole_folder_cloaks_the_folder_at_any_depth() -> None:
+    """A deny rule errs on the side of hiding: ``secrets/**`` also cloaks ``src/secrets``
+    (and so everything the walker would find below it), as it always has."""
+    deny = PathGlobs(["secrets/**", "keys/"], whole_folder=True)
+    assert deny.match("secrets") and deny.match("secrets/a/b.pem")
+    assert deny.match("src/secrets")
+    assert not PathGlobs(["secrets/**"]).match("src/secrets/a.pem")  # include/exclude: rg's
+    assert deny.match("keys") and deny.match("src/keys") and deny.match("src/keys/k.pem")
+
+
+def test_pathglobs_rg_meaning() -> None:
+    globs = PathGlobs(["{src,lib}/*.py", "./top.txt", "*.{md,rst}"])
+    assert globs.match("src/a.py") and globs.match("lib/b.py")
+    assert not globs.match("vendor/src/a.py")
+    assert globs.match("top.txt") and not globs.match("d/top.txt")  # `./` anchors like `/`
+    assert globs.match("docs/x.rst")
+
+
+@pytest.mark.parametrize(
+    ("glob", "position"), [("src/[abc", 4), ("{a,b", 0), ("a}", 1), ("x\\", 1), ("[z-a]", 0)]
+)
+def test_pathglobs_refuses_what_rg_refuses(glob: str, position: int) -> None:
+    with pytest.raises(InvalidQuery) as info:
+        PathGlobs(["*.py", glob])
+    assert info.value.details == {"glob": glob, "position": position}
+    assert repr(glob) in info.value.message

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from typing import Any
 
 import pytest
 
-import sleuth.workspace.watch as watch
 from sleuth.api import Workbench
+from sleuth.tuning import Tuning
 from tests.conftest import MakeWorkspace
+
+SETTLED = replace(Tuning(), watch_settle_s=0.3)  # a watcher trusted soon after it starts
 
 
 def _wait(cond: object, timeout: float = 10.0) -> bool:
@@ -21,12 +24,9 @@ def _wait(cond: object, timeout: float = 10.0) -> bool:
     return False
 
 
-def test_listing_is_reused_until_a_change(
-    make_workspace: MakeWorkspace, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(watch, "SETTLE_S", 0.3)
+def test_listing_is_reused_until_a_change(make_workspace: MakeWorkspace) -> None:
     root = make_workspace({"a.txt": "needle\n"})
-    with Workbench(root, watch=True, build_index=False) as wb:
+    with Workbench(root, watch=True, build_index=False, tuning=SETTLED) as wb:
         ws = wb.workspace
         assert _wait(lambda: ws.generation is not None)
         first = ws.list_files()
@@ -38,12 +38,9 @@ def test_listing_is_reused_until_a_change(
         assert wb.search("needle").to_json()["total"] == 2
 
 
-def test_own_state_writes_do_not_count_as_changes(
-    make_workspace: MakeWorkspace, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(watch, "SETTLE_S", 0.3)
+def test_own_state_writes_do_not_count_as_changes(make_workspace: MakeWorkspace) -> None:
     root = make_workspace({"a.txt": "needle\n"})
-    with Workbench(root, watch=True, build_index=False) as wb:
+    with Workbench(root, watch=True, build_index=False, tuning=SETTLED) as wb:
         ws = wb.workspace
         assert _wait(lambda: ws.generation is not None)
         wb.search("needle")
@@ -53,12 +50,9 @@ def test_own_state_writes_do_not_count_as_changes(
         assert ws.generation == gen
 
 
-def test_deny_rules_reload_on_config_change(
-    make_workspace: MakeWorkspace, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(watch, "SETTLE_S", 0.3)
+def test_deny_rules_reload_on_config_change(make_workspace: MakeWorkspace) -> None:
     root = make_workspace({"a.txt": "needle\n", "secret.txt": "needle\n"})
-    with Workbench(root, watch=True, build_index=False) as wb:
+    with Workbench(root, watch=True, build_index=False, tuning=SETTLED) as wb:
         ws = wb.workspace
         assert _wait(lambda: ws.generation is not None)
         assert wb.search("needle").to_json()["total"] == 2
@@ -71,9 +65,8 @@ def test_deny_rules_reload_on_config_change(
 def _watched(
     make_workspace: MakeWorkspace, monkeypatch: pytest.MonkeyPatch, files: dict[str, str]
 ) -> tuple[Any, Any]:
-    monkeypatch.setattr(watch, "SETTLE_S", 0.3)
     root = make_workspace(files)
-    wb = Workbench(root, watch=True, build_index=False, servers=False)
+    wb = Workbench(root, watch=True, build_index=False, servers=False, tuning=SETTLED)
     assert _wait(lambda: wb.workspace.generation is not None)
     return root, wb
 

@@ -1,0 +1,79 @@
+"""The matches ``ast:`` scans memoise per request, so no file is parsed twice for one request.
+
+Counting past a page, the snapshot after it and the next page's scan all run the same request
+over the same files: ``FileMemo`` keeps each scanned file's matches by path and stamp (bounded
+by ``Tuning.ast_memo_found``), and the worker batches that were still running when a page
+stopped reading, so the next scan takes their answers instead of parsing those files again.
+``AstMemos`` keeps the ``FileMemo`` of the last few requests (``Tuning.ast_memo_requests``,
+least recently used dropped): the session owns one (``service.session.Session``) and lends it
+to the engines through ``query.execute.Engines``.
+
+Kept apart from ``ast_mode`` so that a session can hold one without importing tree-sitter.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import TYPE_CHECKING
+
+from sleuth.tuning import Tuning
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
+
+    from sleuth.ast_search import RawMatch
+    from sleuth.query.scan import Found
+    from sleuth.workspace import FileText
+
+__all__ = ["FileMemo", "AstMemos"]
+
+
+class FileMemo:
+    """The matches of each scanned file of one request, by path and stamp (bounded)."""
+
+    def __init__(self, max_found: int) -> None:
+        self.max_found = max_found
+        self.files: dict[str, tuple[str, list[Found]]] = {}
+        self.size = 0
+        # (stamp, batch, index) of files whose batch was already running when a page stopped
+        # reading: the request's next scan takes their answers instead of parsing them again
+        self.inflight: dict[str, tuple[str, Future[list[list[RawMatch]]], int]] = {}
+
+    def get(self, ft: FileText) -> list[Found] | None:
+        hit = self.files.get(ft.path)
+        return hit[1] if hit is not None and hit[0] == ft.stamp else None
+
+    def put(self, ft: FileText, found: list[Found]) -> None:
+        cost = len(found) + 1
+        if ft.path in self.files or self.size + cost > self.max_found:
+            return
+        self.files[ft.path] = (ft.stamp, found)
+        self.size += cost
+
+    def take_inflight(self, ft: FileText) -> tuple[Future[list[list[RawMatch]]], int] | None:
+        hit = self.inflight.pop(ft.path, None)
+        return (hit[1], hit[2]) if hit is not None and hit[0] == ft.stamp else None
+
+
+class AstMemos:
+    """The ``FileMemo`` of each of the last few requests, by request identity."""
+
+    def __init__(self, tuning: Tuning | None = None) -> None:
+        tuning = tuning if tuning is not None else Tuning()
+        self.max_requests = tuning.ast_memo_requests
+        self.max_found = tuning.ast_memo_found
+        self._memos: OrderedDict[str, FileMemo] = OrderedDict()
+
+    def get(self, key: str) -> FileMemo:
+        """The memo of request ``key`` (made empty on first use; the oldest one dropped)."""
+        memo = self._memos.get(key)
+        if memo is None:
+            memo = self._memos[key] = FileMemo(self.max_found)
+            while len(self._memos) > self.max_requests:
+                self._memos.popitem(last=False)
+        else:
+            self._memos.move_to_end(key)
+        return memo
+
+    def clear(self) -> None:
+        self._memos.clear()

@@ -35,7 +35,7 @@ from pydantic import ValidationError
 
 from sleuth import render
 from sleuth.errors import SleuthError
-from sleuth.query.request import check_text, unicode_problem
+from sleuth.service.requests import check_text, unicode_problem
 
 __all__ = ["screen_line", "tool_error", "text_content", "Wire", "claim_stdio", "MAX_MESSAGE_BYTES"]
 
@@ -47,7 +47,7 @@ def text_content(text: str) -> list[ContentBlock]:
 
 
 def tool_error(exc: SleuthError) -> CallToolResult:
-    """The one SleuthError -> MCP mapping: a tool error carrying the SPEC code (§3.5)."""
+    """The one SleuthError -> MCP mapping: a tool error carrying the error code (docs/errors.md)."""
     payload = render.printable(exc.to_json())  # a message may quote text that is not Unicode
     return CallToolResult(
         content=text_content(render.error_line(payload)), structured_content=payload, is_error=True

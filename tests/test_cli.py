@@ -241,7 +241,7 @@ def test_options_reach_the_engine() -> None:
     assert query == "q"
     assert options["path"] == "src" and list(options["include"]) == ["*.py"]
     assert options["case_sensitive"] is False
-    assert options["limit"] == 500  # SPEC §3: capped
+    assert options["limit"] == 500  # docs/query.md#limits: capped
 
 
 def test_json_keeps_non_ascii() -> None:
@@ -972,7 +972,7 @@ def test_mcp_edit_errors(tool: str, arguments: dict[str, Any], code: str) -> Non
     assert result.content[0].text.startswith(f"error[{code}]: ")
 
 
-# --- rename / doctor (SPEC §7, §10) ----------------------------------------------------------
+# --- rename / doctor (docs/edits.md#rename, docs/faces.md#language-servers) ------------------
 
 RENAME_RESPONSE: dict[str, Any] = {
     "result": "RESULT#7e7e7e7e",
@@ -1263,6 +1263,7 @@ def test_an_ast_search_leaves_no_worker_process_behind(tmp_path: Path) -> None:
     if workers._cpus() > 1:  # one CPU: no pool at all
         assert started, "the search used worker processes"
     assert {id(p) for p in started} <= {id(p) for p in dropped}  # the session let it go
+
     def ours() -> list[object]:
         return [c for c in multiprocessing.active_children() if c.pid not in before]
 

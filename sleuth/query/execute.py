@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import xxhash
 
@@ -25,7 +25,10 @@ from sleuth.workspace import FileEntry, Workspace
 
 if TYPE_CHECKING:
     from sleuth.ast_search import MatchPool, TreeCache
+    from sleuth.query.graph_confirm import Confirmer
+    from sleuth.query.graph_mode import GraphKeeper
     from sleuth.query.index import IndexKeeper
+    from sleuth.query.servers import LanguageServers
     from sleuth.query.symbols_mode import TagsCache
     from sleuth.tuning import Collector
 
@@ -132,11 +135,11 @@ class Engines:
     index: IndexKeeper | None = None
     trees: TreeCache | None = None
     tags: TagsCache | None = None
-    servers: Any = None  # sleuth.lsp_bridge.ServerPool, made on first use by ``make_servers``
-    make_servers: Callable[[], Any] | None = None
+    servers: LanguageServers | None = None  # made on first use by ``make_servers``
+    make_servers: Callable[[], LanguageServers | None] | None = None
     symbol_paths: dict[str, str] = field(default_factory=dict)  # id -> path hints (symbol:#)
-    graph: Any = None  # sleuth.query.graph_mode.GraphKeeper, made on the first graph: query
-    confirmer: Any = None  # sleuth.query.graph_confirm.Confirmer, made on the first graph:#ID
+    graph: GraphKeeper | None = None  # made on the first graph: query
+    confirmer: Confirmer | None = None  # made on the first graph:#ID
     # A process that answers once and exits (the CLI): ``graph:PATH`` reads only the part of a
     # current graph cache it needs instead of loading it whole (``GraphKeeper.part``).
     one_shot: bool = False

@@ -14,9 +14,11 @@ stamp check). Staleness follows SPEC §5:
 
 from __future__ import annotations
 
+import dataclasses
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from sleuth.errors import NotFound, StaleReference
 from sleuth.query.request import SearchRequest
@@ -24,7 +26,7 @@ from sleuth.resources.refs import CAPTURE_SPANS, Ref, Unit, parse_ref
 from sleuth.resources.registry import MatchRow, Registry, ResultRow
 from sleuth.workspace import FileText, Workspace
 
-__all__ = ["Range", "Selection", "Resolver", "line_range", "request_of", "stale_files"]
+__all__ = ["Range", "Selection", "Resolver", "Rerun", "line_range", "request_of", "stale_files"]
 
 
 @dataclass(frozen=True, order=True)
@@ -67,20 +69,25 @@ def line_range(ft: FileText, start: int, end: int) -> tuple[int, int, int, int]:
     return min(s, start), max(e, end), line, end_line
 
 
+class Rerun(Protocol):
+    """What resolution asks of the search run (``sleuth.service.search.Searches``)."""
+
+    def complete(self, row: ResultRow) -> ResultRow:
+        """Finish the scan of a paged result: every match of every page stored."""
+        ...
+
+    def rerun(self, request: SearchRequest) -> ResultRow:
+        """The same request over the current files, every match stored."""
+        ...
+
+
 class Resolver:
     """Resolves reference strings against the registry and the current files."""
 
-    def __init__(
-        self,
-        ws: Workspace,
-        registry: Registry,
-        complete: Callable[[ResultRow], ResultRow],
-        rerun: Callable[[SearchRequest], ResultRow],
-    ) -> None:
+    def __init__(self, ws: Workspace, registry: Registry, searches: Rerun) -> None:
         self._ws = ws
         self._registry = registry
-        self._complete = complete  # finish the scan of a paged result (all pages stored)
-        self._rerun = rerun  # the same request over the current files, fully stored
+        self._searches = searches
 
     def get_row(self, ref: Ref) -> ResultRow:
         row = self._registry.get_result(ref.result_id)
@@ -107,7 +114,7 @@ class Resolver:
     def _match(self, ref: Ref, row: ResultRow) -> MatchRow:
         assert ref.n is not None
         if ref.n > row.stored and row.resume_after is not None:
-            row = self._complete(row)  # a match of a page not served yet is still a match
+            row = self._searches.complete(row)  # a match of a page not served yet is still a match
         rows = self._registry.matches(row.id, ref.n, 1)
         if not rows:
             raise NotFound(
@@ -194,7 +201,7 @@ class Resolver:
     def _all(self, ref: Ref, row: ResultRow) -> Selection:
         refreshed = False
         if row.resume_after is not None:
-            row = self._complete(row)
+            row = self._searches.complete(row)
         rows = self._registry.matches(row.id, 1)
         current = self._read_all(rows)
         if _inconsistent(rows, current):
@@ -202,7 +209,7 @@ class Resolver:
                 # the listing and content caches may lag behind an outside write by a watcher
                 # tick: forget them so the re-run reads what is on disk now
                 self._ws.note_changed()
-                row = self._rerun(request_of(row))
+                row = self._searches.rerun(request_of(row))
                 refreshed = True
                 rows = self._registry.matches(row.id, 1)
                 current = self._read_all(rows)
@@ -261,21 +268,10 @@ def _inconsistent(rows: Sequence[MatchRow], current: dict[str, FileText | None])
 
 
 def request_of(row: ResultRow) -> SearchRequest:
-    """The search request a result row was registered for."""
+    """The search request a result row was registered for (its identity: no paging)."""
     identity = json.loads(row.request)
-    return SearchRequest.build(
-        identity["query"],
-        path=identity["path"],
-        include=identity["include"],
-        exclude=identity["exclude"],
-        context=identity["context"],
-        lang=identity["lang"],
-        navigation=identity["navigation"],
-        case_sensitive=identity["case_sensitive"],
-        selector=identity.get("selector"),
-        strictness=identity.get("strictness"),
-        depth=identity.get("depth"),
-    )
+    known = {f.name for f in dataclasses.fields(SearchRequest)}
+    return SearchRequest.build(**{k: v for k, v in identity.items() if k in known})
 
 
 def _merge(ranges: list[Range]) -> list[Range]:

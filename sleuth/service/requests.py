@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from sleuth.errors import InvalidQuery
 from sleuth.fields import Request, arg
-from sleuth.query.request import SearchRequest, check_text
+from sleuth.query.request import SearchRequest, check_text, unicode_problem
 
 __all__ = [
     "MAX_EDIT_TEXT",
@@ -32,6 +32,7 @@ __all__ = [
     "EditRequest",
     "Where",
     "check_text",
+    "unicode_problem",
 ]
 
 MAX_EDIT_TEXT = 16 * 1024 * 1024
@@ -56,13 +57,15 @@ def _positive(value: object, what: str) -> int | None:
 
 def _non_empty(value: object, what: str, name: str) -> str:
     if not isinstance(value, str) or not value:
-        raise InvalidQuery(what)
+        raise InvalidQuery(what, details={"argument": name})
     return check_text(value, name)
 
 
 def _edit_text(verb: str, text: object) -> str:
     if not isinstance(text, str):
-        raise InvalidQuery(f"{verb} needs the text (--text, --text-file or stdin)")
+        raise InvalidQuery(
+            f"{verb} needs the text (--text, --text-file or stdin)", details={"argument": "text"}
+        )
     check_text(text, "text")
     if len(text) > MAX_EDIT_TEXT:
         raise InvalidQuery(

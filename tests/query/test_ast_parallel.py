@@ -15,6 +15,7 @@ import pytest
 
 import sleuth.query.ast_mode as ast_mode
 from sleuth.api import Workbench
+from sleuth.service.search import Searches
 from sleuth.ast_search import MatchPool, compile_pattern, find_raw
 from sleuth.query.ast_memo import AstMemos
 from sleuth.service.session import Session
@@ -183,13 +184,13 @@ def test_later_pages_are_stored_ahead(
     tuning = replace(Tuning(), snapshot_max=0, small_tree_files=0, count_budget_s=-1.0)
     wb = Workbench(root, build_index=False, tuning=tuning)
     scans: list[str] = []
-    real = Workbench._prepare
+    real = Searches._prepare
 
-    def prepare(self: Workbench, req: Any) -> Any:
+    def prepare(self: Searches, req: Any) -> Any:
         scans.append(req.query)
         return real(self, req)
 
-    monkeypatch.setattr(Workbench, "_prepare", prepare)
+    monkeypatch.setattr(Searches, "_prepare", prepare)
     numbers: list[int] = []
     cursor = None
     pages = 0

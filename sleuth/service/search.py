@@ -1,0 +1,277 @@
+"""The search run, in one place: from a request to a page of matches (docs/query.md).
+
+``Searches.search`` prepares a request (``query.execute.prepare``: route, scope, files,
+stages), runs its stages in fallback order until one finds something, counts the rest within
+a budget, stores the result (``resources.results.SearchPager``) and cuts the page; when a
+complete text search finds nothing at all it suggests existing names. A cursor's page scans
+further only when the stored matches do not reach it.
+
+- a page always ends at a file boundary in the registry: the file holding the last match of a
+  page is finished and stored whole, and the scan resumes strictly after it, so walking the
+  pages yields each match once and in order, also when files change between pages;
+- after a full page the rest is *counted*, within a time budget (``Tuning.count_budget_s``):
+  ``total`` is exact when the count finished, else null with ``total_at_least``; a result of
+  at most ``Tuning.snapshot_max`` matches is then stored whole (a true snapshot), a larger one
+  is stored page by page, files not yet delivered being read when their page is asked for.
+
+``Searches`` is also the ``Rerun`` reference resolution (``resources.selection``) asks to
+finish a paged result or re-run an ``:all`` refresh, and it owns the warm engine state
+(``Engines``: index, parse trees, tags, language servers, graph) a workbench keeps.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from sleuth.query.execute import Engines, Prepared, prepare
+from sleuth.query.request import SearchRequest
+from sleuth.query.scan import Scanner, Stage, resume_key
+from sleuth.resources.refs import looks_like_ref
+from sleuth.resources.registry import Registry, ResultRow
+from sleuth.resources.response import SearchResult, all_refs
+from sleuth.resources.results import SearchPager
+from sleuth.resources.selection import Resolver, request_of
+from sleuth.workspace import Workspace
+
+if TYPE_CHECKING:
+    from sleuth.ast_search import TreeCache
+    from sleuth.model import Match
+    from sleuth.query.index import IndexKeeper
+
+__all__ = ["Searches", "SUGGEST_BUDGET_S"]
+
+SUGGEST_BUDGET_S = 0.5
+MAX_SUGGESTIONS = 5
+EXTEND_AHEAD_MAX = 10_000  # a later page stores up to this many matches beyond the ones it shows
+FILE_SLACK = 1000  # a file with more matches than the page needs + this is paged inside itself
+
+
+class Searches:
+    """Runs, registers and pages the searches of one workspace."""
+
+    def __init__(
+        self, ws: Workspace, registry: Registry, engines: Engines, *, build_index: bool
+    ) -> None:
+        self._ws = ws
+        self._registry = registry
+        self.engines = engines
+        self.pager = SearchPager(registry, ws.is_denied)
+        self.resolver = Resolver(ws, registry, self)
+        self._build_index = build_index
+        self._index: IndexKeeper | None = None
+        self._trees: TreeCache | None = None
+
+    @property
+    def index(self) -> IndexKeeper:
+        """The trigram index keeper (loaded from ``.sleuth/`` lazily)."""
+        if self._index is None:
+            from sleuth.query.index import IndexKeeper
+
+            self._index = IndexKeeper(self._ws, build=self._build_index)
+        return self._index
+
+    def _trees_cache(self) -> TreeCache | None:
+        """Parse trees are worth keeping only in a process that answers many queries."""
+        if self._trees is None and self._build_index:
+            from sleuth.ast_search import TreeCache
+
+            self._trees = TreeCache()
+        return self._trees
+
+    # -- preparing --------------------------------------------------------------------------
+
+    def _prepare(self, req: SearchRequest) -> Prepared:
+        """Prepare a search; a reference as ``path`` is resolved to its exact ranges first."""
+        engines = self.engines
+        engines.trees = self._trees_cache()
+        # a one-shot process (the CLI) neither loads nor builds the index: loading it costs more
+        # than the scan it would save (benchmarks/RESULTS.md)
+        engines.index = self.index if self._build_index else None
+        if req.query.startswith("symbol:#"):
+            sid = req.query.removeprefix("symbol:#").strip()
+            path = self._registry.find_symbol_path(sid)
+            if path is not None:
+                engines.symbol_paths[sid] = path
+        if looks_like_ref(req.path):
+            sel = self.resolver.resolve(req.path)
+            ranges = [(r.path, r.start_byte, r.end_byte, r.stamp) for r in sel.ranges]
+            engines.index = None
+            return prepare(self._ws, req, engines, ranges)
+        return prepare(self._ws, req, engines)
+
+    # -- pages ------------------------------------------------------------------------------
+
+    def search(self, req: SearchRequest) -> SearchResult:
+        """One page of ``req``: the first, or the one its cursor points at."""
+        if req.cursor is None:
+            prepared = self._prepare(req)
+            row = self._run(prepared)
+            result = self.pager.page(row, req.query, 1, req.limit)
+            if prepared.suggest and result.total == 0 and result.complete:
+                result.possible_names, skipped = self._possible_names(prepared)
+                result.possible_names_skipped = "budget" if skipped else None
+            return result
+        row, offset = self.pager.resolve_cursor(req)
+        need = offset + req.limit  # one more than the page, to know whether more exist
+        if self.pager.needs_scan(row, offset, req.limit):
+            # store ahead (doubling, bounded): paging through a large result then scans and
+            # lists the workspace a logarithmic number of times, not once per page
+            ahead = min(row.stored, EXTEND_AHEAD_MAX)
+            self._extend(
+                row, self._prepare(replace(req, cursor=None)), max(need, row.stored + ahead)
+            )
+        return self.pager.page(row, req.query, offset, req.limit, cursor=True)
+
+    # -- Rerun (resources.selection) --------------------------------------------------------
+
+    def complete(self, row: ResultRow) -> ResultRow:
+        """Scan the rest of a paged result so every match of every page is stored."""
+        if row.resume_after is not None:
+            self._extend(row, self._prepare(request_of(row)), 2**62)
+        return row
+
+    def rerun(self, req: SearchRequest) -> ResultRow:
+        """Register ``req`` over the current files with all of its matches stored."""
+        prepared = self._prepare(req)
+        row = self._run(prepared)
+        if row.resume_after is not None:
+            self._extend(row, prepared, 2**62)
+        return row
+
+    # -- running ----------------------------------------------------------------------------
+
+    def _run(self, prepared: Prepared) -> ResultRow:
+        """The result of ``prepared``: the stored one when the same search ran over the same
+        files, else its stages run in fallback order and the first page (and maybe all of
+        it) stored."""
+        req = prepared.request
+        existing, result_id = self.pager.existing(prepared)
+        if existing is not None:
+            return existing
+        if prepared.path_matches is not None:
+            matches = prepared.path_matches
+            row = self.pager.new_row(
+                prepared, result_id, prepared.route.mode, None, False, matches, None, len(matches)
+            )
+            self.pager.store(row, 1, matches, extend=False)
+            return row
+        stage = prepared.stages[0]
+        for stage in prepared.stages:
+            scanner = prepared.scanner(stage)
+            stored, resume_after = _collect(scanner, req.limit + 1, None)
+            if stored or stage is prepared.stages[-1]:
+                break
+        total: int | None = len(stored)
+        counted = len(stored)
+        if resume_after is not None:
+            always, budget = _count_policy(prepared, stage)
+            counted, exact = _count(scanner, resume_after, len(stored), always, budget)
+            total = counted if exact else None
+            if total is not None and total <= prepared.ws.tuning.snapshot_max:
+                # small enough to keep whole: later pages then never depend on the disk
+                rest, _ = _collect(scanner, total + 1, resume_after)
+                stored.extend(rest)
+                resume_after = None
+        row = self.pager.new_row(
+            prepared,
+            result_id,
+            stage.mode,
+            stage.fallback,
+            stage.broadened,
+            stored,
+            resume_after,
+            total,
+        )
+        row.extra["counted_at_least"] = counted
+        self.pager.store(row, 1, stored, extend=False)
+        return row
+
+    def _extend(self, row: ResultRow, prepared: Prepared, need: int) -> None:
+        """Store matches of ``row`` until it holds ``need`` (or all there are)."""
+        stage: Stage = prepared.stage_named(row.mode, row.fallback)
+        scanner = prepared.scanner(stage)
+        more, resume_after = _collect(scanner, need - row.stored, row.resume_after)
+        total = row.total if resume_after is not None else row.stored + len(more)
+        row.resume_after = resume_after
+        row.total = total
+        self.pager.store(row, row.stored + 1, more, extend=True)
+        row.stored += len(more)
+
+    def _possible_names(self, prepared: Prepared) -> tuple[list[dict[str, Any]] | None, bool]:
+        """Existing identifiers close to a query that found nothing, each with its own result
+        (docs/query.md#plain-text); whether the budget ran out before every file was read."""
+        names, exhausted = prepared.suggestions(SUGGEST_BUDGET_S)
+        groups: list[dict[str, Any]] = []
+        for name in names[:MAX_SUGGESTIONS]:
+            sub_row = self._run(prepared.for_literal(name))
+            if not sub_row.total and not sub_row.stored:
+                continue
+            groups.append(
+                {
+                    "name": name,
+                    "count": sub_row.total,
+                    "complete": sub_row.complete and sub_row.total is not None,
+                    "result": sub_row.id,
+                    "all": all_refs(sub_row.id),
+                }
+            )
+        return (groups or None), exhausted
+
+    def close(self) -> None:
+        """Close the language servers and the graph this search run started."""
+        engines = self.engines
+        if engines.servers is not None:
+            engines.servers.close()
+            engines.servers = None
+        if engines.graph is not None:
+            engines.graph.close()
+            engines.graph = None
+
+
+def _collect(scanner: Scanner, want: int, after: str | None) -> tuple[list[Match], str | None]:
+    """At least ``want`` matches in order; (matches, resume key or None when the scan ended).
+
+    A page ends with a whole file, unless that file alone holds far more matches than the page
+    needs (a minified bundle): then it ends inside the file and the key says where.
+    """
+    out: list[Match] = []
+    for hits in scanner.iter_hits(after):
+        need = want - len(out)
+        if len(hits.found) > need + FILE_SLACK:
+            out.extend(hits.build(need))
+            return out, resume_key(hits.path, hits.found[need - 1])
+        out.extend(hits.build())
+        if len(out) >= want:
+            return out, resume_key(hits.path)
+    return out, None
+
+
+def _count_policy(prepared: Prepared, stage: Stage) -> tuple[int, float]:
+    """(files past the page always counted, time budget for the rest) of a first page.
+
+    A small tree is always counted exactly (docs/json.md#search). Past that, text counts the
+    next ``Tuning.small_tree_files`` files (a text scan is cheap); a structural count parses
+    and matches every file, so in a large tree it gets only ``Tuning.count_budget_s``
+    (measured: a budget equal to the page's own time doubled the cold CLI's
+    `$X.objects.filter($$$)` on Django, 0.8 of 1.6 s).
+    """
+    tuning = prepared.ws.tuning
+    if stage.mode == "ast" and len(prepared.files) > tuning.small_tree_files:
+        return 0, tuning.count_budget_s
+    return tuning.small_tree_files, tuning.count_budget_s
+
+
+def _count(
+    scanner: Scanner, after: str, so_far: int, always: int, budget: float
+) -> tuple[int, bool]:
+    """(count, exact): the rest counted; the first ``always`` files whatever it costs, the
+    others within ``budget`` seconds."""
+    deadline = time.monotonic() + budget
+    total = so_far
+    for files, n in enumerate(scanner.count_rest(after), start=1):
+        total += n
+        if files > always and time.monotonic() > deadline:
+            return total, False
+    return total, True

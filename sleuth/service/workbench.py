@@ -1,0 +1,252 @@
+"""``Workbench(root)``: one workspace and one method per verb (docs/faces.md#python-api).
+
+A ``Workbench`` is the long-running form of sleuth: it keeps the workspace's content cache,
+the trigram index (built in the background after the first search), the registry connection
+and, with ``watch=True``, the file listing warm across calls (a file watcher invalidates it).
+The CLI makes one per process (with the index loaded from ``.sleuth/`` when present, never
+built); the MCP server keeps one for its lifetime.
+
+Each verb method takes its request's fields (``sleuth.service.requests``), builds the request
+(the one validation every face shares) and runs it: searches through ``Searches`` (the search
+run), reads through ``Views``, edits through the ``Editor``, the one writer of files.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Literal
+
+from sleuth.errors import InvalidPath
+from sleuth.query.execute import Engines
+from sleuth.query.request import DEFAULT_LIMIT, SearchRequest
+from sleuth.resources.registry import Registry
+from sleuth.resources.response import SearchResult
+from sleuth.resources.views import ReadResult, Views
+from sleuth.service.requests import (
+    CopyRequest,
+    DeleteRequest,
+    InsertRequest,
+    MoveRequest,
+    ReadRequest,
+    RenameRequest,
+    ReplaceRequest,
+    SelectRequest,
+    UndoRequest,
+)
+from sleuth.service.search import Searches
+from sleuth.service.session import Session
+from sleuth.tuning import Tuning
+from sleuth.workspace import Workspace
+
+if TYPE_CHECKING:
+    from sleuth.edit.operations import Editor
+    from sleuth.query.index import IndexKeeper
+    from sleuth.query.servers import LanguageServers
+
+__all__ = ["Workbench"]
+
+
+class Workbench:
+    """One workspace, searched through every engine, answering the JSON shapes of docs/json.md."""
+
+    def __init__(
+        self,
+        root: str | os.PathLike[str] = ".",
+        *,
+        no_ignore: bool = False,
+        build_index: bool = True,
+        watch: bool = False,
+        servers: bool = True,
+        one_shot: bool = False,
+        session: Session | None = None,
+        tuning: Tuning | None = None,
+    ) -> None:
+        """``one_shot``: this workbench answers a query or two and goes (a CLI call), so a
+        ``graph:PATH`` reads only the part of a current graph cache it shows instead of
+        loading the whole graph, which a long-running face keeps for its next queries.
+
+        ``session``: the process resources to run on (pools, prefetched listing, memos, the
+        collector policy), left open by ``close``; without one the workbench makes its own
+        (with ``tuning``) and closes it with itself."""
+        if session is not None and tuning is not None and tuning != session.tuning:
+            raise ValueError("pass tuning to the Session, or a tuning without a session")
+        self._own_session = session is None
+        self.session = session if session is not None else Session(tuning)
+        self.workspace = Workspace(
+            root,
+            no_ignore=no_ignore,
+            tuning=self.session.tuning,
+            prefetched=self.session.prefetched,
+        )
+        if watch:
+            self.workspace.watch()  # listings and the index are then reused between queries
+        self._registry = Registry(self.workspace.state_dir)
+        self._use_servers = servers
+        engines = Engines(
+            make_servers=self._servers,
+            one_shot=one_shot,
+            match_pool=self.session.match_pool,
+            ast_memos=self.session.ast_memos,
+            digests=self.session.listing_digests,
+            collector=self.session.collector,
+        )
+        self._searches = Searches(self.workspace, self._registry, engines, build_index=build_index)
+        self._resolver = self._searches.resolver
+        self._views = Views(self.workspace, self._registry, self._resolver)
+        self._editor_: Editor | None = None
+        if (self.workspace.root / ".sleuth" / "journal").is_dir():
+            from sleuth.edit.journal import recover
+
+            recover(self.workspace)  # finish or roll back an interrupted edit (docs/edits.md)
+
+    @property
+    def _engines(self) -> Engines:
+        """The warm engine state (index, trees, tags, language servers, graph)."""
+        return self._searches.engines
+
+    @property
+    def _editor(self) -> Editor:
+        if self._editor_ is None:
+            from sleuth.edit.operations import Editor
+
+            self._editor_ = Editor(self.workspace, self._resolver, self._views)
+        return self._editor_
+
+    def _servers(self) -> LanguageServers | None:
+        if not self._use_servers:
+            return None
+        from sleuth.lsp_bridge import ServerPool
+
+        timeout = self.workspace.config.get("server_timeout")
+        versions = self.session.server_versions
+        if timeout is None:
+            return ServerPool(self.workspace, versions=versions)
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
+            raise InvalidPath(
+                f"[tool.sleuth] server_timeout must be a positive number of seconds, got {timeout!r}"
+            )
+        return ServerPool(self.workspace, timeout=float(timeout), versions=versions)
+
+    def _server_pool(self) -> LanguageServers | None:
+        engines = self._engines
+        if engines.servers is None:
+            engines.servers = self._servers()
+        return engines.servers
+
+    @property
+    def root(self) -> str:
+        return str(self.workspace.root)
+
+    @property
+    def index(self) -> IndexKeeper:
+        """The trigram index keeper (loaded from ``.sleuth/`` lazily)."""
+        return self._searches.index
+
+    # -- the verbs: each takes its request's fields ------------------------------------------
+
+    def search(
+        self,
+        query: str,
+        *,
+        path: str = "/",
+        include: Sequence[str] = (),
+        exclude: Sequence[str] = (),
+        limit: int = DEFAULT_LIMIT,
+        cursor: str | None = None,
+        context: int = 1,
+        lang: str | None = None,
+        navigation: str | None = None,
+        case_sensitive: bool = True,
+        selector: str | None = None,
+        strictness: str | None = None,
+        depth: int | None = None,
+    ) -> SearchResult:
+        """Search the workspace (docs/query.md); one page of matches with references."""
+        options = dict(locals())  # the parameters are the request's fields (tests/service)
+        del options["self"]
+        return self._searches.search(SearchRequest.build(**options))
+
+    def read(
+        self, target: str, *, offset: int | None = None, limit: int | None = None
+    ) -> ReadResult:
+        """The text a path (with a line window) or a reference selects; registers a RESULT#."""
+        req = ReadRequest.build(target, offset=offset, limit=limit)
+        return self._views.read(req.target, req.offset, req.limit)
+
+    def select(self, ref: str, items: Sequence[int]) -> ReadResult:
+        """Register the matches ``items`` (their ``#n``) of result ``ref`` as a RESULT#."""
+        req = SelectRequest.build(ref, items)
+        return self._views.select(req.ref, req.items)
+
+    # -- edits (docs/edits.md): stamps checked first, all files or none ---------------------
+
+    def replace(self, ref: str, text: str) -> ReadResult:
+        """Replace every range ``ref`` selects with ``text``."""
+        req = ReplaceRequest.build(ref, text)
+        return self._editor.replace(req.ref, req.text)
+
+    def insert(
+        self, ref: str, text: str, *, where: Literal["before", "after"] = "before"
+    ) -> ReadResult:
+        """Insert ``text`` before (or after) every range ``ref`` selects."""
+        req = InsertRequest.build(ref, text, where=where)
+        return self._editor.insert(req.ref, req.text, req.where)
+
+    def delete(self, ref: str) -> ReadResult:
+        """Delete every range ``ref`` selects (whole lines with their line breaks)."""
+        return self._editor.delete(DeleteRequest.build(ref).ref)
+
+    def copy(self, ref: str, *, to: str) -> ReadResult:
+        """Copy the selected text to ``to`` (a reference or ``PATH:LINE``)."""
+        req = CopyRequest.build(ref, to=to)
+        return self._editor.copy(req.ref, req.to)
+
+    def move(self, ref: str, *, to: str) -> ReadResult:
+        """Move the selected text to ``to`` (a reference or ``PATH:LINE``)."""
+        req = MoveRequest.build(ref, to=to)
+        return self._editor.move(req.ref, req.to)
+
+    def undo(self, result: str) -> ReadResult:
+        """Restore the bytes an edit replaced, while its files still hold what it wrote."""
+        return self._editor.undo(UndoRequest.build(result).result)
+
+    def rename(self, ref: str, new_name: str | None = None, *, force: bool = False) -> ReadResult:
+        """Native rename through the language server (docs/edits.md#rename); also
+        ``rename("REF#NEW")``."""
+        from sleuth.edit.rename import Renamer
+
+        req = RenameRequest.build(ref, new_name, force=force)
+        return Renamer(self.workspace, self._resolver, self._views, self._editor).rename(
+            req.ref, req.new_name, self._server_pool(), force=req.force
+        )
+
+    def doctor(self) -> list[dict[str, Any]]:
+        """Each language, its server, found or not, version, how to install it."""
+        pool = self._server_pool()
+        return [] if pool is None else pool.status()
+
+    def recovered(self) -> list[dict[str, Any]]:
+        """Interrupted edits that recovery could not finish: per journal, its folder under
+        ``.sleuth/recovered/`` and each file left as it was, with why (docs/SAFETY.md)."""
+        from sleuth.edit.journal import recovered
+
+        return recovered(self.workspace)
+
+    def index_now(self) -> int:
+        """Build or refresh the on-disk trigram index in the foreground (``sleuth index``)."""
+        files = self.workspace.list_files().files
+        return self.index.build_now(files)
+
+    def close(self) -> None:
+        self._searches.close()
+        self.workspace.close()
+        self._registry.close()
+        if self._own_session:
+            self.session.close()
+
+    def __enter__(self) -> Workbench:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

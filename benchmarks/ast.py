@@ -70,7 +70,7 @@ from typing import Any  # noqa: E402
 REPO = Path(__file__).resolve().parents[1]
 LIMIT = 100
 PAGE = 500
-SIZE_CAP = 8 * 1024 * 1024  # sleuth's default (SPEC §1)
+SIZE_CAP = 8 * 1024 * 1024  # sleuth's default (docs/faces.md#which-files-are-searched)
 TARGETS = {"cold_literal": 0.5, "cold_nolit": 1.2, "warm": 0.2}
 
 if str(REPO) not in sys.path:

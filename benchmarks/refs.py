@@ -1,5 +1,5 @@
 """Reference-resolution benchmark: reading a single-match reference costs one stat + hash of its
-file, not a re-scan of the workspace (SPEC §4-§5, DESIGN "Performance shape").
+file, not a re-scan of the workspace (docs/references.md, benchmarks/README.md).
 
 For each size (default 100, 1 000, 10 000 and 50 000 small files) a synthetic workspace is built
 in a temporary folder: ``pkgNNN/modNNNNN.py`` files of a few lines each, one of which holds a

@@ -1,5 +1,5 @@
-"""Symbols benchmark (SPEC §7): ``symbols:`` and ``--navigation references`` over real Python
-language servers on the Django 5.2.x sdist.
+"""Symbols benchmark (docs/query.md#symbols-and-symbolid-declarations): ``symbols:`` and
+``--navigation references`` over real Python language servers on the Django 5.2.x sdist.
 
 For each Python server (``ty``, the default, and ``jedi-language-server``, chosen through
 ``.sleuth.toml`` ``[servers]``) and each query:

@@ -9,11 +9,11 @@ sleuth, so that both see the same machine load; round 0 is a warm-up and is not 
 * ``warm`` -- one ``Workbench`` kept across calls, ``search(Q, limit=100)`` plus ``to_json`` and
   ``json.dumps`` in process, against the same rg process per query.
 
-Both sides honour the same walking rules (SPEC §1): hidden files searched, ``.gitignore`` /
-``.ignore`` honoured (``--no-require-git``), ``.git/`` and ``.sleuth/`` skipped, binary files and
-files over 8 MiB skipped. "cold" means a new process, not a cold page cache (the machine is
-shared; nothing drops caches). Cells are medians; ``ratio`` is sleuth / rg (lower is better).
-Targets: cold <= 1.5x rg, warm <= 0.1x rg.
+Both sides honour the same walking rules (docs/faces.md#which-files-are-searched): hidden files
+searched, ``.gitignore`` / ``.ignore`` honoured (``--no-require-git``), ``.git/`` and ``.sleuth/``
+skipped, binary files and files over 8 MiB skipped. "cold" means a new process, not a cold page
+cache (the machine is shared; nothing drops caches). Cells are medians; ``ratio`` is sleuth / rg
+(lower is better). Targets: cold <= 1.5x rg, warm <= 0.1x rg.
 
 Usage::
 

@@ -1,4 +1,4 @@
-"""sleuth — one engine, one query language, hash-stamped references (see SPEC.md).
+"""sleuth — one engine, one query language, hash-stamped references (see docs/README.md).
 
 ``from sleuth import Workbench``; errors are ``SleuthError`` subclasses (``sleuth.errors``).
 """

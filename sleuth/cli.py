@@ -1,10 +1,11 @@
 """The ``sleuth`` command line (docs/faces.md): argv in, JSON or human text out.
 
-Faces are thin (DESIGN): ``sleuth.service.argv.parse_args`` turns argv into a frozen
-``Invocation`` (no I/O, no engine; its parser is generated from the verbs' requests), then one
-``Workbench`` runs the verb (``sleuth.service.verbs.VERBS``) and the answer is printed either
-exactly as its JSON (``--json``) or through ``sleuth.render`` (``HUMAN``). ``rename REF NEW`` is
-also written ``rename REF#NEW``; ``doctor --json`` prints the list of language-server rows.
+Faces are thin (docs/architecture.md#faces-are-thin): ``sleuth.service.argv.parse_args`` turns
+argv into a frozen ``Invocation`` (no I/O, no engine; its parser is generated from the verbs'
+requests), then one ``Workbench`` runs the verb (``sleuth.service.verbs.VERBS``) and the answer
+is printed either exactly as its JSON (``--json``) or through ``sleuth.render`` (``HUMAN``).
+``rename REF NEW`` is also written ``rename REF#NEW``; ``doctor --json`` prints the list of
+language-server rows.
 
 Every failure goes through ``report_error`` (the one SleuthError -> output mapping of this
 face): with ``--json`` the error object (docs/errors.md) on stdout and a line on stderr,
@@ -118,7 +119,7 @@ def _write_human(text: Text, stream: TextIO) -> None:
 
 
 def report_error(exc: SleuthError, *, as_json: bool, stdout: TextIO, stderr: TextIO) -> int:
-    """The one SleuthError -> output mapping of the CLI; returns the exit code (SPEC §3.5)."""
+    """The one SleuthError -> output mapping of the CLI; returns the exit code (docs/errors.md)."""
     payload = render.printable(exc.to_json())
     text = f"sleuth: {render.error_line(payload)}"
     try:

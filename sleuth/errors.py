@@ -1,8 +1,8 @@
-"""The one exception tree of sleuth (SPEC §3.5).
+"""The one exception tree of sleuth (docs/errors.md).
 
-Every failure a user can see is a ``SleuthError`` carrying a SPEC error code and the CLI exit
-code that goes with it. Faces map these to JSON, exit codes and MCP errors in one function each;
-foreign errors (OS, re2, SQLite) are translated where they are caught, ``raise ... from exc``.
+Every failure a user can see is a ``SleuthError`` carrying an error code (docs/errors.md) and the
+CLI exit code that goes with it. Faces map these to JSON, exit codes and MCP errors in one function
+each; foreign errors (OS, re2, SQLite) are translated where they are caught, ``raise ... from exc``.
 
     SleuthError (code, exit_code)
     ├── InvalidQuery       invalid_query       exit 2
@@ -42,7 +42,7 @@ __all__ = [
 
 
 class SleuthError(Exception):
-    """Root of every error sleuth reports; ``code`` is a SPEC §3.5 code."""
+    """Root of every error sleuth reports; ``code`` is a code of docs/errors.md."""
 
     code: ClassVar[str] = "internal"
     exit_code: ClassVar[int] = 1
@@ -60,7 +60,7 @@ class SleuthError(Exception):
         self.retry_after = retry_after
 
     def to_json(self) -> dict[str, Any]:
-        """The SPEC §3.5 error object."""
+        """The error object (docs/errors.md#the-error-object)."""
         return {
             "error": {
                 "code": self.code,

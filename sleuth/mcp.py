@@ -1,9 +1,10 @@
-"""The MCP server face (SPEC §10): ``sleuth mcp`` serves the verbs as tools over stdio.
+"""The MCP server face (docs/faces.md#mcp-server): ``sleuth mcp`` serves the verbs as tools over
+stdio.
 
 Built on the official SDK (``mcp`` 2.x, where FastMCP became
-``mcp.server.mcpserver.MCPServer``). Faces are thin (DESIGN): each tool validates its arguments
-into the same frozen request the CLI builds, runs the same verb function (``sleuth.cli.VERBS``)
-and answers with
+``mcp.server.mcpserver.MCPServer``). Faces are thin (docs/architecture.md#faces-are-thin): each
+tool validates its arguments into the same frozen request the CLI builds, runs the same verb
+function (``sleuth.cli.VERBS``) and answers with
 
 - ``structuredContent``: the verb's JSON, identical to ``sleuth <verb> --json``;
 - text content: the compact rendering of ``sleuth.render`` (header + ``path:line:col #n  text``
@@ -16,8 +17,8 @@ and answers with
 object, so the tool answers ``{"servers": [rows]}`` with the rows of ``sleuth doctor --json``.
 
 Failures are tool errors (``isError``) whose text is ``error[CODE]: message`` and whose
-structured content is the SPEC §3.5 object; ``tool_error`` is this face's one mapping of
-``SleuthError`` to output. Arguments the SDK's schema validation rejects, an unknown tool and
+structured content is the error object of docs/errors.md; ``tool_error`` is this face's one mapping
+of ``SleuthError`` to output. Arguments the SDK's schema validation rejects, an unknown tool and
 an unknown argument are answered the same way, as ``invalid_query``.
 
 Every request is answered, even a malformed one: the SDK's stdio transport would drop some
@@ -161,7 +162,7 @@ class SleuthTools:
         compact: Callable[[Mapping[str, Any]], str],
     ) -> CallToolResult:
         try:
-            request = build()  # validation first, no I/O (DESIGN)
+            request = build()  # validation first, no I/O
             data = await self._engine.call(lambda engine: run(engine, request))
         except SleuthError as exc:
             return tool_error(exc)
@@ -195,7 +196,8 @@ def tools() -> list[Verb]:
 
 
 class _Server(MCPServer[Any]):
-    """MCPServer whose argument failures carry a SPEC code, served through ``_Wire``."""
+    """MCPServer whose argument failures carry an error code (docs/errors.md), served through
+    ``_Wire``."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

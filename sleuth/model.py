@@ -1,8 +1,8 @@
-"""The records every layer shares: ``Match`` and ``SkipCounts`` (DESIGN "One Match type").
+"""The records every layer shares: ``Match`` and ``SkipCounts`` (docs/architecture.md#one-match-record).
 
 Engines yield ``Match``; registering, paging, rendering and scoping never ask which engine
-produced one. Positions follow SPEC §2: lines and columns 1-based, columns in code points, byte
-ranges 0-based and end-exclusive.
+produced one. Positions follow docs/faces.md#positions: lines and columns 1-based, columns in code
+points, byte ranges 0-based and end-exclusive.
 """
 
 from __future__ import annotations
@@ -10,10 +10,18 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-__all__ = ["Match", "SkipCounts", "SymbolDef", "SymbolRef", "symbol_id"]
+__all__ = ["Match", "Found", "CaptureSpan", "SkipCounts", "SymbolDef", "SymbolRef", "symbol_id"]
 
 
 _M = TypeVar("_M")
+
+
+CaptureSpan = tuple[int, int, int]
+"""(nodes, start_byte, end_byte) of one capture."""
+Found = tuple[int, int, dict[str, CaptureSpan] | None, dict[str, Any] | None]
+"""(start, end, captures, extra JSON fields) of one match as an engine finds it: plain tuples
+(cheap to build by the hundred thousand and to send back from a worker process), made into a
+``Match`` only for the matches a page shows."""
 
 
 @dataclass(frozen=True)
@@ -38,13 +46,15 @@ class Match:
 
     @property
     def sort_key(self) -> tuple[str, int, int]:
-        """(path, line, column) — the order of SPEC §3.3 for positional matches."""
+        """(path, line, column) — the order of positional matches
+        (docs/query.md#ordering-and-pagination)."""
         return (self.path, self.line or 0, self.column or 0)
 
 
 @dataclass
 class SkipCounts:
-    """Files left out of a search, counted (SPEC §1: never silent)."""
+    """Files left out of a search, counted, never silently
+    (docs/faces.md#which-files-are-searched)."""
 
     binary: int = 0
     too_large: int = 0

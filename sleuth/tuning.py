@@ -1,11 +1,12 @@
 """``Tuning``, the one typed value every performance knob lives in, and the ``Collector`` policy.
 
-DESIGN: no process-wide mutable state in modules — pools, memos, caches and the collector
-policy belong to the session (``sleuth.service.session.Session``), and what they do is tuned by
-one frozen value rather than by module constants. A ``Workspace`` is built with the ``Tuning``
-of the session it serves (``ws.tuning``) and every engine reads its knobs through it, or takes
-it as a parameter where no workspace is at hand (the graph's ``apply``). A test or a library user
-changes a knob with ``dataclasses.replace(Tuning(), field=value)``; nothing is monkeypatched.
+docs/architecture.md#no-process-state-in-modules: no process-wide mutable state in modules —
+pools, memos, caches and the collector policy belong to the session
+(``sleuth.service.session.Session``), and what they do is tuned by one frozen value rather than
+by module constants. A ``Workspace`` is built with the ``Tuning`` of the session it serves
+(``ws.tuning``) and every engine reads its knobs through it, or takes it as a parameter where no
+workspace is at hand (the graph's ``apply``). A test or a library user changes a knob with
+``dataclasses.replace(Tuning(), field=value)``; nothing is monkeypatched.
 
 Limits that are part of the contract (``MAX_LIMIT``, ``MAX_PATTERN_CHARS``, ``MAX_EDIT_TEXT``)
 are not tuning and stay beside the code they bound: changing them changes answers, changing a

@@ -1,4 +1,4 @@
-"""Shared fixtures: ``make_workspace`` builds a file tree from a dict (DESIGN: tests)."""
+"""Shared fixtures: ``make_workspace`` builds a file tree from a dict (docs/architecture.md#tests)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Imports point one way (DESIGN): base <- workspace <- engines <- query <- resources/edit <-
-service <- render <- faces, with no cycles, not even behind a lazy import.
+"""Imports point one way (docs/architecture.md#layers): base <- workspace <- engines <- query <-
+resources/edit <- service <- render <- faces, with no cycles, not even behind a lazy import.
 
 The checks are functions of a package directory, so the tests below prove each one on small
 planted packages before trusting it on ``sleuth``. An import is every form Python has:

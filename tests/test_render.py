@@ -1,4 +1,5 @@
-"""Unit tests of ``sleuth.render``: pure functions over SPEC §3.4 / §3.5 JSON dicts."""
+"""Unit tests of ``sleuth.render``: pure functions over the JSON dicts of docs/json.md and
+docs/errors.md."""
 
 from __future__ import annotations
 
@@ -477,7 +478,7 @@ def test_edit_renderings_do_not_mutate_input() -> None:
     assert data == before
 
 
-# --- symbols, rename, doctor (SPEC §7) -------------------------------------------------------
+# --- symbols, rename, doctor (docs/json.md#symbol-matches) -----------------------------------
 
 DECL_ID = "f0ea30790afb"
 

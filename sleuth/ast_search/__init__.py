@@ -1,4 +1,5 @@
-"""Structural search (``ast:`` queries, SPEC §6): tree-sitter patterns with metavariables.
+"""Structural search (``ast:`` queries, docs/query.md#ast-structural-patterns): tree-sitter patterns
+with metavariables.
 
 ``compile_pattern(pattern, lang)`` gives an ``AstPattern`` whose ``find(data)`` lists every
 ``AstMatch`` (byte range + captures) in document order, following ast-grep's matching rules;
@@ -16,7 +17,7 @@ from sleuth.ast_search.languages import LANGUAGES, LangSpec, get_lang_spec, lang
 from sleuth.ast_search.matcher import STRICTNESS
 from sleuth.ast_search.pattern import MAX_PATTERN_CHARS
 from sleuth.ast_search.trees import TreeCache, parse
-from sleuth.ast_search.workers import MatchPool, PatternArgs, RawMatch, find_raw, open_pool
+from sleuth.ast_search.workers import MatchPool, PatternArgs, find_raw, open_pool
 
 __all__ = [
     "LANGUAGES",
@@ -34,7 +35,6 @@ __all__ = [
     "parse",
     "MatchPool",
     "PatternArgs",
-    "RawMatch",
     "find_raw",
     "open_pool",
 ]

@@ -5,8 +5,9 @@ the pattern's root (run in C) yields the candidate nodes, a byte search drops ca
 lack one of the pattern's literal leaf texts, and only the rest are matched in Python. Matches
 come back in document order with nested matches included, as ``ast-grep run`` reports them.
 
-``literals`` is the prefilter hint (DESIGN: "returning None is never wrong"): leaf texts the
-matcher compares verbatim, so every matching file contains them.
+``literals`` is the prefilter hint (docs/architecture.md#engine-boundaries-are-small-protocols:
+returning None is never wrong): leaf texts the matcher compares verbatim, so every matching file
+contains them.
 """
 
 from __future__ import annotations

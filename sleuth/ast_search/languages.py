@@ -1,9 +1,11 @@
 """The per-language table of structural search: one frozen ``LangSpec`` record per language.
 
-Every quirk of a language lives here and nowhere else (DESIGN: "per-language quirks live in a
-table of records with defaults"): file extensions, the grammar wheel and its entry point, the
+Every quirk of a language lives here and nowhere else
+(docs/architecture.md#per-language-quirks-live-in-tables: "per-language quirks live in a table
+of records with defaults"): file extensions, the grammar wheel and its entry point, the
 metavariable substitution ("expando") character, the code contexts a pattern snippet is retried
-in when it does not parse on its own (SPEC §6), the default language server and the aliases.
+in when it does not parse on its own (docs/query.md#ast-structural-patterns), the default
+language server and the aliases.
 
 Expando characters follow ast-grep: ``µ`` where ``$`` is not an identifier character, ``𐀀``
 for C and C++ (their grammars reject ``µ`` in some positions), and ``$`` itself for the

@@ -1,4 +1,5 @@
-"""Metavariables of structural patterns (SPEC §6): their syntax, substitution and recognition.
+"""Metavariables of structural patterns (docs/query.md#ast-structural-patterns): their syntax,
+substitution and recognition.
 
 ``$NAME`` binds one named node, ``$$NAME`` one node of any kind, ``$$$NAME`` zero or more
 consecutive siblings; names are uppercase letters, digits and ``_`` starting with a letter or

@@ -1,4 +1,5 @@
-"""The pattern compiler: pattern text -> a tree of ``PNode`` the matcher walks (SPEC §6).
+"""The pattern compiler: pattern text -> a tree of ``PNode`` the matcher walks
+(docs/query.md#ast-structural-patterns).
 
 Steps, as ast-grep takes them: substitute metavariable sigils with the language's expando
 character, parse, descend through single-child wrappers (``module > expression_statement >

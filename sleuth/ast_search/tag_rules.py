@@ -3,7 +3,8 @@
 Each official grammar wheel ships ``queries/tags.scm`` (definitions and calls); ``TagRules``
 says which ones a language uses (TypeScript runs JavaScript's patterns and its own, as its
 ``tree-sitter.json`` does) and adds our own patterns, appended to the same query so a file is
-still matched once (SPEC §7, §8):
+still matched once (docs/query.md#symbols-and-symbolid-declarations,
+docs/query.md#graph-the-reference-graph):
 
 - ``@reference.import`` with ``@name`` (and ``@module``, the module path as written);
 - ``@reference.inherit`` with ``@name`` (base classes, implemented interfaces);
@@ -28,7 +29,8 @@ from tree_sitter import Node
 
 __all__ = ["TagRules", "RULES", "load_tags_scm", "CLASS_KINDS"]
 
-# Kinds whose nested functions are methods (SPEC §7: a function in a class is a method).
+# Kinds whose nested functions are methods (a function in a class is a method,
+# docs/query.md#symbols-and-symbolid-declarations).
 CLASS_KINDS = frozenset({"class", "interface", "struct", "trait", "type"})
 
 _JS_IMPORTS = """

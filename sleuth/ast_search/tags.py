@@ -5,9 +5,10 @@ tags.scm plus the patterns of ``tag_rules``) once over the file, in document ord
 ``FileTags``: every ``SymbolDef`` (kind from ``@definition.KIND``, the whole ``@definition``
 node as range, the ``@name`` node as name range, the container from nesting) and every
 ``SymbolRef`` (calls, references, imports, base classes), each ref knowing the id of the
-innermost declaration holding it. This is the ``"precision": "syntactic"`` fallback of SPEC §7
-and the node/edge source of the graph (SPEC §8). ``extract_tag_tuples`` gives the same answer as
-plain tuples, for callers that only pass it on (a cold graph build's worker processes).
+innermost declaration holding it. This is the ``"precision": "syntactic"`` fallback of
+docs/query.md#symbols-and-symbolid-declarations and the node/edge source of the graph
+(docs/query.md#graph-the-reference-graph). ``extract_tag_tuples`` gives the same answer as plain
+tuples, for callers that only pass it on (a cold graph build's worker processes).
 
 Choices, written down:
 
@@ -49,7 +50,8 @@ __all__ = [
 
 MAX_TAGS_BYTES = 2 * 1024 * 1024
 
-# The most specific kind wins when two patterns tag the same name (SPEC §8 edge kinds).
+# The most specific kind wins when two patterns tag the same name (edge kinds:
+# docs/json.md#graph-matches).
 _REF_PRIORITY = {"import": 3, "inherit": 2, "call": 1, "reference": 0}
 _REF_KINDS = {"call": "call", "send": "call", "import": "import", "inherit": "inherit"}
 

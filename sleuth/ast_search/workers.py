@@ -19,12 +19,16 @@ from __future__ import annotations
 import multiprocessing
 import os
 from concurrent.futures import Future, ProcessPoolExecutor
+from typing import TYPE_CHECKING
 
 from sleuth.ast_search.engine import AstPattern, compile_pattern
+from sleuth.model import Found
+
+if TYPE_CHECKING:
+    from tree_sitter import Tree
 
 __all__ = [
     "PatternArgs",
-    "RawMatch",
     "MatchPool",
     "open_pool",
     "find_raw",
@@ -32,25 +36,25 @@ __all__ = [
 
 PatternArgs = tuple[str, str, str | None, str]
 """(pattern, lang, selector, strictness): what a worker needs to compile the pattern."""
-RawMatch = tuple[int, int, dict[str, tuple[int, int, int]]]
-"""(start, end, {NAME: (nodes, start, end)}) of one match: cheap to pickle."""
 
 _compiled: dict[PatternArgs, AstPattern] = {}  # lives in each worker process only
 
 
-def find_raw(pattern: AstPattern, data: bytes) -> list[RawMatch]:
-    """Every match of ``pattern`` in ``data`` as plain tuples (what workers send back)."""
+def find_raw(pattern: AstPattern, data: bytes, tree: Tree | None = None) -> list[Found]:
+    """Every match of ``pattern`` in ``data`` (parsed as ``tree`` if given) as the plain
+    tuples every engine yields (``sleuth.model.Found``; what workers send back)."""
     return [
         (
             m.start_byte,
             m.end_byte,
             {k: (c.nodes, c.start_byte, c.end_byte) for k, c in m.captures.items()},
+            None,
         )
-        for m in pattern.find(data)
+        for m in pattern.find(data, tree)
     ]
 
 
-def _find_batch(args: PatternArgs, datas: list[bytes]) -> list[list[RawMatch]]:
+def _find_batch(args: PatternArgs, datas: list[bytes]) -> list[list[Found]]:
     """Worker entry: the matches of each file of one batch, in the batch's order."""
     pattern = _compiled.get(args)
     if pattern is None:
@@ -70,7 +74,7 @@ class MatchPool:
             max_workers=workers, mp_context=multiprocessing.get_context("fork")
         )
 
-    def submit(self, args: PatternArgs, datas: list[bytes]) -> Future[list[list[RawMatch]]]:
+    def submit(self, args: PatternArgs, datas: list[bytes]) -> Future[list[list[Found]]]:
         return self._executor.submit(_find_batch, args, datas)
 
     def shutdown(self) -> None:

@@ -1,4 +1,4 @@
-"""Edits through references (SPEC §9): replace, insert, delete, copy, move, undo.
+"""Edits through references (docs/edits.md): replace, insert, delete, copy, move, undo.
 
 Every operation resolves its reference to a selection (stamps already checked by the
 resolver), refuses what is unsafe — a broadened result, an ``:all`` of an incomplete result

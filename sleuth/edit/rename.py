@@ -1,4 +1,4 @@
-"""Native rename (SPEC §7, §9): the language server computes it, the edit layer writes it.
+"""Native rename (docs/edits.md#rename): the language server computes it, the edit layer writes it.
 
 ``Renamer.rename(ref, new_name)`` points at the reference's (single) range and asks the language
 server of its language for a rename (``ServerPool.rename_plan``). The answer comes with the
@@ -30,9 +30,10 @@ edits (the declaration's file and every reference site's), it is already written
 
 ``conflict`` lists each place (``path:line``) and writes nothing; ``force`` renames anyway.
 
-Denied files (SPEC §1). A rename never reads, sends to a server, edits or lists a denied file:
-the server's edits for denied files are dropped without a word, so uses of the symbol in them
-keep the old name. The answer is the same whether or not a denied file uses the symbol.
+Denied files (docs/faces.md#access-policy-denied-files-are-cloaked). A rename never reads, sends to
+a server, edits or lists a denied file: the server's edits for denied files are dropped without a
+word, so uses of the symbol in them keep the old name. The answer is the same whether or not a
+denied file uses the symbol.
 """
 
 from __future__ import annotations

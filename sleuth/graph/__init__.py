@@ -1,4 +1,5 @@
-"""The reference graph engine (``graph:``, SPEC §8): files and declarations joined by uses.
+"""The reference graph engine (``graph:``, docs/query.md#graph-the-reference-graph): files and
+declarations joined by uses.
 
 ``Graph`` is a networkx ``MultiDiGraph`` built from per-file tags records (``FileTags``: the
 declarations and uses a tags extractor found) by name and scope rules alone — every edge is

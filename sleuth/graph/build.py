@@ -274,9 +274,9 @@ class SyncReport:
 def sync(graph: Graph, stamps: Mapping[str, str], get_tags: GetTags) -> SyncReport:
     """Make the graph hold exactly the files of ``stamps``, re-tagging only changed ones.
 
-    ``stamps`` maps every current path to its stamp (SPEC §4); ``get_tags(path)`` returns the
-    file's tags and bytes (bytes may be None). A file whose stored stamp equals its current one
-    is not re-tagged; removed files are dropped; all changes are applied in one pass.
+    ``stamps`` maps every current path to its stamp (docs/references.md#stamps); ``get_tags(path)``
+    returns the file's tags and bytes (bytes may be None). A file whose stored stamp equals its
+    current one is not re-tagged; removed files are dropped; all changes are applied in one pass.
     """
     report = SyncReport()
     changes: dict[str, FileRecord | None] = {}

@@ -1,9 +1,10 @@
-"""The plain records graph queries return (the lead renders them as SPEC §3.4 JSON).
+"""The plain records graph queries return (the lead renders them as the JSON of
+docs/json.md#graph-matches).
 
 ``NodeInfo`` names a file or declaration with its location; ``Occurrence`` is one use's byte
 range (0-based, end-exclusive) and 1-based line, directly readable; ``FileView``, ``NodeView``,
 ``Dependent`` and ``Ranked`` are the answers of ``graph:PATH``, ``graph:#ID``, dependents and
-``graph:`` (SPEC §8). Every record has ``to_json``.
+``graph:`` (docs/query.md#graph-the-reference-graph). Every record has ``to_json``.
 """
 
 from __future__ import annotations

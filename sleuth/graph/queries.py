@@ -1,4 +1,6 @@
-"""Read-only questions over a ``Graph``: ``graph:PATH``, ``graph:#ID`` and dependents (SPEC §8).
+"""Read-only questions over a ``Graph``: ``graph:PATH``, ``graph:#ID`` and dependents.
+
+The questions are those of docs/query.md#graph-the-reference-graph.
 
 All answers are plain records from ``sleuth.graph.model``, sorted deterministically (by path,
 then line). ``contains`` edges are shown as structure (``members``), never as uses.

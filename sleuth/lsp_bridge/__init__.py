@@ -1,9 +1,10 @@
-"""``sleuth.lsp_bridge``: real language servers as a symbol engine (SPEC §7).
+"""``sleuth.lsp_bridge``: real language servers as a symbol engine
+(docs/query.md#symbols-and-symbolid-declarations).
 
 An LSP client on pygls 2 that starts servers as subprocesses over stdio — one per workspace
 and server, lazily, reused, restarted once after a crash, killed with their process group on
 close — and answers symbol, reference, definition and rename queries in byte ranges of the
-workspace's current files. Layout (DESIGN: transport, session, positions kept apart):
+workspace's current files. Layout (transport, session and positions kept apart):
 
     servers.py     the server table per language, lookup, versions, install hints (doctor)
     transport.py   one process + JSON-RPC channel: timeouts, cancel, stderr drain, killpg

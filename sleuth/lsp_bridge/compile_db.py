@@ -1,9 +1,9 @@
 """clangd's compilation database, kept under ``.sleuth/clangd/`` and never in the workspace.
 
 Without a ``compile_commands.json`` clangd silently knows only the files that are open, so its
-cross-file references and renames are incomplete (research ``lsp.md``: 2 of 5). And clangd
-writes its background index (``.cache/clangd/index``) beside the database it uses. So clangd is
-always started with ``--compile-commands-dir=.sleuth/clangd``, holding either
+cross-file references and renames are incomplete (2 of 5: docs/servers.md#per-server-quirks). And
+clangd writes its background index (``.cache/clangd/index``) beside the database it uses. So clangd
+is always started with ``--compile-commands-dir=.sleuth/clangd``, holding either
 
 * a copy of the project's own database (``compile_commands.json`` at the root or in
   ``build/``; its entries carry absolute directories, so a copy works), or

@@ -410,8 +410,8 @@ class ServerPool:
             result = await self._settled(session, "textDocument/references", params)
             found = iter_locations(result, session.rel_of, session.index_of, session.encoding)
             if not include_declaration and found:
-                # jedi-language-server ignores includeDeclaration=false (measured): drop the
-                # definition ourselves.
+                # jedi-language-server ignores includeDeclaration=false (measured,
+                # docs/servers.md#per-server-quirks): drop the definition ourselves.
                 base = {k: v for k, v in params.items() if k != "context"}
                 defs = await self._ask(session, "textDocument/definition", base)
                 decls = set(
@@ -449,9 +449,10 @@ class ServerPool:
         after the answer, every file it edits must have been sent to the server as an open
         document whose version did not move until the answer came, else those files are
         opened from the bytes on disk and the server is asked again (at most
-        ``RENAME_ROUNDS`` times). Edits in denied files are dropped without a word (SPEC §1:
-        cloaked). ``prepareRename`` first where the server has it (a refusal is
-        ``InvalidQuery``); file operations in the answer are ``Unsupported``.
+        ``RENAME_ROUNDS`` times). Edits in denied files are dropped without a word (cloaked:
+        docs/faces.md#access-policy-denied-files-are-cloaked). ``prepareRename`` first where the
+        server has it (a refusal is ``InvalidQuery``); file operations in the answer are
+        ``Unsupported``.
         """
 
         async def run() -> RenamePlan:

@@ -1,4 +1,5 @@
-"""Byte offsets <-> LSP positions: the only module that knows about UTF-16 (SPEC §2, DESIGN).
+"""Byte offsets <-> LSP positions: the only module that knows about UTF-16
+(docs/faces.md#positions).
 
 sleuth speaks byte offsets into a file's current bytes; a language server speaks 0-based
 ``(line, character)`` pairs whose ``character`` counts code units of the *negotiated* position

@@ -1,11 +1,12 @@
 """The bridge's records and the normalisers that turn raw LSP JSON into them.
 
 A declaration a server reports is the model's ``SymbolDef``, the record the tags extractor
-yields too (one declaration record, DESIGN): its kind in the tags vocabulary (``normal_kind``),
-its id ``symbol_id`` of path, qualified name and kind, its lines SPEC §2 lines. So every layer
-above reads one shape, and ``query`` only aligns ids with the tags' where both see a name.
+yields too (one declaration record): its kind in the tags vocabulary (``normal_kind``),
+its id ``symbol_id`` of path, qualified name and kind, its lines those of docs/faces.md#positions.
+So every layer above reads one shape, and ``query`` only aligns ids with the tags' where both see a
+name.
 
-Servers answer the same question in several shapes (research ``lsp.md`` §2): ``Location`` or
+Servers answer the same question in several shapes (docs/servers.md#answer-shapes): ``Location`` or
 ``LocationLink``; ``DocumentSymbol`` trees or flat ``SymbolInformation``; a ``WorkspaceEdit``
 with ``changes`` or ``documentChanges``, whose edits are identifier ranges (ty, tsgo),
 character-level diff hunks (jedi) or whole-file replacements (pylsp). Everything here ends as
@@ -149,8 +150,8 @@ class _Declarations:
         self._starts: list[int] | None = None
 
     def line_of(self, offset: int) -> int:
-        # SPEC §2 lines end at "\n" only (as ``FileText.line_of``); LSP's also end at a lone
-        # "\r", so ``LineIndex`` lines are not these. Built once a file, on first use.
+        # docs/faces.md#positions lines end at "\n" only (as ``FileText.line_of``); LSP's also end
+        # at a lone "\r", so ``LineIndex`` lines are not these. Built once a file, on first use.
         if self._starts is None:
             pieces = self.data.split(b"\n")
             pieces.pop()

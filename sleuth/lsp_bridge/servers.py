@@ -1,7 +1,7 @@
 """The language-server table: which server runs each language, its quirks, how to install it.
 
-One record per server (DESIGN: per-language quirks live in a table of records with defaults).
-The quirks come from measurements (shared research ``lsp.md``):
+One record per server (docs/architecture.md#per-language-quirks-live-in-tables).
+The quirks come from measurements (docs/servers.md):
 
 * ``open_files`` — which documents get ``didOpen`` before a query. ty and jedi answer for
   files never opened; tsgo does too, but its ``workspace/symbol`` is empty until some file

@@ -2,7 +2,7 @@
 
 A ``Session`` lives on the pool's event loop. It starts the server (``transport.Connection``),
 negotiates the position encoding, answers the server's requests, waits until the server is
-ready in the way that server signals it (research ``lsp.md`` §2, "Readiness"), and keeps the
+ready in the way that server signals it (docs/servers.md#readiness), and keeps the
 server's view of the files equal to the disk:
 
 * documents the server must see are opened (``didOpen``) and, when their bytes change, replaced
@@ -176,7 +176,8 @@ class Session:
     def _on_request(self, method: str, params: Any) -> Any:
         if method == "workspace/configuration":
             items = params.get("items") if isinstance(params, dict) else None
-            # One entry per item (research §6.5): an error here hangs ty and crashes pyright.
+            # One entry per item (docs/servers.md#server-to-client-requests): an error here
+            # hangs ty and crashes pyright.
             return [
                 self.spec.settings.get(str(item.get("section"))) if isinstance(item, dict) else None
                 for item in (items or [])

@@ -2,10 +2,10 @@
 
 Built on ``pygls.client.JsonRPCClient`` with a converter that leaves every message body as
 plain JSON: lsprotocol's typed results cannot be parsed by every cattrs release (a parse
-failure inside pygls leaves the request hanging forever — research ``lsp.md`` §3), and results
-are normalised by ``results.py`` anyway.
+failure inside pygls leaves the request hanging forever — docs/servers.md#the-transport), and
+results are normalised by ``results.py`` anyway.
 
-What pygls does not do and this module adds (measured pitfalls, research §4 and §6):
+What pygls does not do and this module adds (measured pitfalls, docs/servers.md#the-transport):
 
 * the server's stderr is drained in a task (a chatty server blocks otherwise, and a crash goes
   unnoticed); its tail is kept for error messages;
@@ -171,7 +171,8 @@ class Connection:
         """When the server's own process exits, kill its group so orphans free the pipes.
 
         Python sets ``returncode`` at exit, but pygls only notices once stdout closes — which a
-        surviving child (a wrapper's node, a helper) may hold open forever (research §4).
+        surviving child (a wrapper's node, a helper) may hold open forever
+        (docs/servers.md#the-transport).
         """
         proc = self._proc
         while proc is not None and proc.returncode is None:

@@ -21,8 +21,7 @@ from sleuth.tuning import Tuning
 if TYPE_CHECKING:
     from concurrent.futures import Future
 
-    from sleuth.ast_search import RawMatch
-    from sleuth.query.scan import Found
+    from sleuth.model import Found
     from sleuth.workspace import FileText
 
 __all__ = ["FileMemo", "AstMemos"]
@@ -37,7 +36,7 @@ class FileMemo:
         self.size = 0
         # (stamp, batch, index) of files whose batch was already running when a page stopped
         # reading: the request's next scan takes their answers instead of parsing them again
-        self.inflight: dict[str, tuple[str, Future[list[list[RawMatch]]], int]] = {}
+        self.inflight: dict[str, tuple[str, Future[list[list[Found]]], int]] = {}
 
     def get(self, ft: FileText) -> list[Found] | None:
         hit = self.files.get(ft.path)
@@ -50,7 +49,7 @@ class FileMemo:
         self.files[ft.path] = (ft.stamp, found)
         self.size += cost
 
-    def take_inflight(self, ft: FileText) -> tuple[Future[list[list[RawMatch]]], int] | None:
+    def take_inflight(self, ft: FileText) -> tuple[Future[list[list[Found]]], int] | None:
         hit = self.inflight.pop(ft.path, None)
         return (hit[1], hit[2]) if hit is not None and hit[0] == ft.stamp else None
 

@@ -1,4 +1,4 @@
-"""``ast:`` queries as a structured span source (SPEC §6).
+"""``ast:`` queries as a structured span source (docs/query.md#ast-structural-patterns).
 
 The pattern is compiled once per language present in the scope (or only ``lang``); files of
 other languages are not read. A file is parsed only when it contains the pattern's literal
@@ -33,7 +33,6 @@ from sleuth.ast_search import (
     AstPattern,
     MatchPool,
     PatternArgs,
-    RawMatch,
     TreeCache,
     compile_pattern,
     find_raw,
@@ -58,10 +57,6 @@ of the table, a pattern of up to 4 KiB is never refused, and with ``lang`` (one 
 pattern cap (16 KiB, ``ast_search.MAX_PATTERN_CHARS``) is the only limit."""
 
 
-def _found(raw: list[RawMatch]) -> list[Found]:
-    return [(start, end, caps, None) for start, end, caps in raw]
-
-
 @dataclass
 class _Pending:
     """One file of the parallel stream, answered or waiting for its batch."""
@@ -70,7 +65,7 @@ class _Pending:
     extra: object
     found: list[Found] | None
     pattern: AstPattern | None
-    future: Future[list[list[RawMatch]]] | None = None
+    future: Future[list[list[Found]]] | None = None
     index: int = 0
 
 
@@ -138,28 +133,19 @@ class AstSource:
 
     def _here(self, ft: FileText, pattern: AstPattern) -> list[Found]:
         """Parse and match ``ft`` in this process (through the tree cache when there is one)."""
+        tree = None
         if self._trees is not None:
             tree = self._trees.get(ft.path, ft.stamp, ft.data, pattern.lang)
-            raw = [
-                (
-                    m.start_byte,
-                    m.end_byte,
-                    {k: (c.nodes, c.start_byte, c.end_byte) for k, c in m.captures.items()},
-                )
-                for m in pattern.find(ft.data, tree)
-            ]
-        else:
-            raw = find_raw(pattern, ft.data)
-        found = _found(raw)
+        found = find_raw(pattern, ft.data, tree)
         self._memo.put(ft, found)
         return found
 
     def _answer(
-        self, ft: FileText, pattern: AstPattern, future: Future[list[list[RawMatch]]], index: int
+        self, ft: FileText, pattern: AstPattern, future: Future[list[list[Found]]], index: int
     ) -> list[Found]:
         """The matches of ``ft`` from its worker batch (parsed here if a worker died)."""
         try:
-            found = _found(future.result()[index])
+            found = future.result()[index]
         except BrokenProcessPool:
             return self._here(ft, pattern)
         self._memo.put(ft, found)

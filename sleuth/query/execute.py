@@ -1,7 +1,7 @@
 """From a ``SearchRequest`` to something that produces matches: route, scope, files, stages.
 
 ``prepare`` does everything a search needs before the first file is read: it routes the query
-(SPEC §3), validates the scope through the workspace (cloaking, ``invalid_path``), lists the
+(docs/query.md), validates the scope through the workspace (cloaking, ``invalid_path``), lists the
 files, and plans the engine stages (text fallback chain, regex, Boolean) or, for ``files:``,
 computes the path matches outright. The registry in ``resources`` drives the scan and pages it.
 """
@@ -105,7 +105,7 @@ class Prepared:
         )
 
     def suggestions(self, budget_s: float) -> tuple[list[str], bool]:
-        """Existing identifiers close to the query (SPEC §3.1 rule 5)."""
+        """Existing identifiers close to the query (docs/query.md#name-suggestions)."""
         from sleuth.text_search.names import suggest_names
 
         return suggest_names(self.route.body, self.iter_texts(), budget_s=budget_s)
@@ -169,7 +169,8 @@ def prepare(
 ) -> Prepared:
     """Route, validate the scope and plan the search; no file content is read yet.
 
-    ``scope_ranges`` is a reference scope resolved by ``resources`` (SPEC §5): only those
+    ``scope_ranges`` is a reference scope resolved by ``resources``
+    (docs/references.md#references-as-a-scope): only those
     byte ranges are searched, each on its own.
     """
     engines = engines or Engines()
@@ -357,7 +358,7 @@ def _prepare_in_ranges(
     if req.include or req.exclude:
         raise Unsupported(
             "include/exclude cannot narrow a reference scope: the reference already selects "
-            "exact ranges (SPEC §5)"
+            "exact ranges (docs/references.md#references-as-a-scope)"
         )
     if rt.mode not in ("text", "regex", "ast", "symbols"):
         raise Unsupported(f"{rt.prefix or rt.mode} queries cannot run inside a reference scope yet")
@@ -405,6 +406,6 @@ def _prepare_in_ranges(
         if prepared.stages[0].mode == "boolean":
             raise Unsupported(
                 "Boolean queries cannot run inside a reference scope: search one term at a time "
-                "(SPEC §5)"
+                "(docs/references.md#references-as-a-scope)"
             )
     return prepared

@@ -1,4 +1,5 @@
-"""Language-server confirmation of a declaration's graph edges (issue 7, SPEC §7–§8).
+"""Language-server confirmation of a declaration's graph edges (issue 7,
+docs/query.md#graph-the-reference-graph).
 
 The graph resolves uses by name, scope and import rules (``precision: "syntactic"``). When a
 ``graph:#ID`` query touches a declaration whose language has a server running, the server's

@@ -1,4 +1,5 @@
-"""``graph:`` queries (SPEC §8): the reference graph as matches with references.
+"""``graph:`` queries (docs/query.md#graph-the-reference-graph): the reference graph as matches with
+references.
 
 ``GraphKeeper`` keeps one workspace's graph in step with its files: a file whose size and mtime
 are those it was last read at is not read again (a file modified in the last two seconds always

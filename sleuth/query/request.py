@@ -1,10 +1,10 @@
-"""``SearchRequest``: the validated, frozen form of a ``search`` call (SPEC §3).
+"""``SearchRequest``: the validated, frozen form of a ``search`` call (docs/query.md#options).
 
-Faces parse their arguments into this dataclass before any engine is built (DESIGN: "Faces
-parse their input into a frozen request dataclass first, with no I/O"). Validation here covers
-everything that needs no disk: query length, NUL bytes, text that is not Unicode (a lone
-surrogate), limit and context bounds. ``check_text`` is that Unicode check on its own, for the
-other verbs' arguments in every face.
+Faces parse their arguments into this dataclass before any engine is built
+(docs/architecture.md#faces-are-thin: "Faces parse their input into a frozen request dataclass
+first, with no I/O"). Validation here covers everything that needs no disk: query length, NUL
+bytes, text that is not Unicode (a lone surrogate), limit and context bounds. ``check_text`` is
+that Unicode check on its own, for the other verbs' arguments in every face.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ __all__ = [
 ]
 
 DEFAULT_LIMIT = 100
-MAX_LIMIT = 500  # SPEC §3: limit is capped at 500
+MAX_LIMIT = 500  # docs/query.md#limits: limit is capped at 500
 MAX_QUERY_CHARS = 16 * 1024
 MAX_CONTEXT = 20
 

@@ -1,8 +1,8 @@
-"""The prefix router of SPEC §3: which engine answers a query.
+"""The prefix router of docs/query.md: which engine answers a query.
 
-Only this package names the engines (DESIGN). A prefix is recognised only at the very start
-of the query; an unknown ``word:`` prefix is plain text. Prefixes whose engine is not built yet
-answer ``unsupported`` naming the prefix.
+Only this package names the engines (docs/architecture.md#only-query-names-the-engines). A
+prefix is recognised only at the very start of the query; an unknown ``word:`` prefix is plain
+text. Prefixes whose engine is not built yet answer ``unsupported`` naming the prefix.
 """
 
 from __future__ import annotations

@@ -2,9 +2,10 @@
 
 An engine contributes a ``SpanSource`` (what to find in one file's bytes); the ``Scanner``
 owns ordering, prefiltering (trigram candidates and required literals), reading through the
-workspace (so cloaking, caps and stamps apply) and turning byte spans into SPEC §3.4 matches.
+workspace (so cloaking, caps and stamps apply) and turning byte spans into the matches of
+docs/json.md#a-match.
 Results are produced one file at a time so a page can stop at a file boundary and resume after
-it (SPEC §3.3).
+it (docs/query.md#ordering-and-pagination).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, TypeVar, runtime_checkable
 
-from sleuth.model import Match, SkipCounts
+from sleuth.model import CaptureSpan, Found, Match, SkipCounts
 from sleuth.prefilter import Literals, file_may_match, fold
 from sleuth.workspace import FileEntry, FileText, Workspace
 
@@ -63,7 +64,8 @@ class StructuredSource(SpanSource, Protocol):
 
 @dataclass(frozen=True)
 class Stage:
-    """One attempt of a mode's fallback chain (SPEC §3.1): what to run and what it falls back to."""
+    """One attempt of a mode's fallback chain (docs/query.md#plain-text): what to run and what it
+    falls back to."""
 
     mode: TextMode
     fallback: str | None
@@ -84,12 +86,6 @@ class BatchedSource(Protocol):
     def find_in_files(
         self, items: Iterable[tuple[FileText, T]]
     ) -> Iterator[tuple[FileText, T, list[Found]]]: ...
-
-
-CaptureSpan = tuple[int, int, int]
-"""(nodes, start_byte, end_byte) of one capture."""
-Found = tuple[int, int, dict[str, CaptureSpan] | None, dict[str, Any] | None]
-"""(start, end, captures, extra JSON fields of the match) of one match."""
 
 
 @dataclass
@@ -150,11 +146,12 @@ def make_match(
     captures: dict[str, CaptureSpan] | None = None,
     extra: dict[str, Any] | None = None,
 ) -> Match:
-    """A SPEC §3.4 match record for the byte range [start, end) of ``ft``.
+    """A match record (docs/json.md#a-match) for the byte range [start, end) of ``ft``.
 
     Captures are kept as raw spans here; ``resources`` registers each as a ``RESULT#``. A file
     that is not UTF-8 was searched as bytes: its matches say ``"encoding": "binary-safe"``
-    (SPEC §1), and only theirs, so a UTF-8 file's match keeps exactly the §3.4 keys.
+    (docs/faces.md#which-files-are-searched), and only theirs, so a UTF-8 file's match keeps exactly
+    the keys of docs/json.md#a-match.
     """
     if ft.encoding == "binary-safe":
         extra = {**(extra or {}), "encoding": "binary-safe"}
@@ -262,14 +259,16 @@ class Scanner:
             yield len(found)
 
     def _in_ranges(self, ft: FileText, found: list[Found]) -> list[Found]:
-        """Structural matches lying wholly inside one range of the scope (SPEC §5)."""
+        """Structural matches lying wholly inside one range of the scope
+        (docs/references.md#references-as-a-scope)."""
         if self._ranges is None:
             return found
         ranges = self._ranges.get(ft.path, [])
         return [f for f in found if any(s <= f[0] and f[1] <= e for s, e in ranges)]
 
     def _found(self, ft: FileText) -> list[Found]:
-        """Matches in the whole file, or only inside the scope's ranges (SPEC §5)."""
+        """Matches in the whole file, or only inside the scope's ranges
+        (docs/references.md#references-as-a-scope)."""
         source = self._source
         ranges = None if self._ranges is None else self._ranges.get(ft.path, [])
         if self._structured is not None:

@@ -1,4 +1,5 @@
-"""``symbols:NAME`` and ``symbol:#ID`` (SPEC §7): declarations, their references, one body.
+"""``symbols:NAME`` and ``symbol:#ID`` (docs/query.md#symbols-and-symbolid-declarations):
+declarations, their references, one body.
 
 Declarations come from a language server when one runs for the language (``precision:
 "semantic"``), else from tree-sitter tags (``"syntactic"``; name equality is never reported as

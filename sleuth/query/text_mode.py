@@ -1,4 +1,5 @@
-"""Text, regex and Boolean queries as span sources, with SPEC §3.1's fallback chain.
+"""Text, regex and Boolean queries as span sources, with the fallback chain of
+docs/query.md#plain-text.
 
 ``plan_text`` turns the body of an unprefixed query into the ordered stages to try: the exact
 literal first; for an unquoted query that finds nothing, the same text as a regular expression
@@ -37,7 +38,7 @@ class MatcherSource:
 
 
 class BooleanSource:
-    """A span source for a Boolean expression, evaluated per file (SPEC §3.1 rule 2)."""
+    """A span source for a Boolean expression, evaluated per file (docs/query.md#boolean)."""
 
     def __init__(self, node: BoolNode, *, case_sensitive: bool) -> None:
         self._node = node
@@ -95,7 +96,8 @@ def _is_quoted(body: str) -> bool:
 
 
 def plan_regex(body: str, *, case_sensitive: bool) -> list[Stage]:
-    """``regex:`` — one stage; invalid patterns raise (never a silent fallback, SPEC §3.2)."""
+    """``regex:`` — one stage; invalid patterns raise (never a silent fallback,
+    docs/query.md#regex-regular-expressions)."""
     matcher = regex_matcher(body, case_sensitive=case_sensitive)
     return [Stage("regex", None, MatcherSource(matcher, prefilter=True))]
 

@@ -1,31 +1,35 @@
-"""Renderings of the SPEC §3.4 JSON for people (CLI) and for models (MCP text content).
+"""Renderings of the JSON answers (docs/json.md) for people (CLI) and for models (MCP text content).
 
-Faces are thin (DESIGN): every function here is pure and reads only the JSON dict a verb
-returned, so a field the engine adds shows up in ``--json`` and ``structuredContent`` without any
-change here, and the renderings can be tested without an engine.
+Faces are thin (docs/architecture.md#faces-are-thin): every function here is pure and reads only
+the JSON dict a verb returned, so a field the engine adds shows up in ``--json`` and
+``structuredContent`` without any change here, and the renderings can be tested without an
+engine.
 
 - ``search_human`` builds a ripgrep-like ``rich.text.Text``: a header, matches grouped under
   their path with context lines, then hints (references, next cursor, skipped files, suggestions).
   Styles are attached as spans; the CLI prints ``.plain`` when colour is off.
-- ``search_compact`` is the MCP text content of SPEC §10: one header line, then one line per
-  match ``path:line:col #n  text`` so ``SEARCH#H:n:match`` is derivable without repeating it.
-- Matches in files that are not UTF-8 (``"encoding": "binary-safe"``, SPEC §1) are marked once
-  per file: ``[binary-safe: …]`` after the path (CLI), one hint line naming the files (MCP).
-- ``read_human`` / ``read_compact`` render a SPEC §5 ``read``/``select`` answer: a header with
-  the ``RESULT#`` id and its source, then the selected text with line numbers, sparse ranges of
-  one file kept apart by a gap marker (CLI) or by their line numbers (``path:line| text``, MCP).
-- Symbol matches (``symbols:``, ``symbol:#``; SPEC §7) are listed one per line instead, as
-  ``#1 pkg/a.py:5:5  function get_user  [semantic] id=aac9e3052f59`` (a reference:
+- ``search_compact`` is the MCP text content (docs/faces.md#mcp-server): one header line, then one
+  line per match ``path:line:col #n  text`` so ``SEARCH#H:n:match`` is derivable without repeating
+  it.
+- Matches in files that are not UTF-8 (``"encoding": "binary-safe"``,
+  docs/faces.md#which-files-are-searched) are marked once per file: ``[binary-safe: …]`` after
+  the path (CLI), one hint line naming the files (MCP).
+- ``read_human`` / ``read_compact`` render a ``read``/``select`` answer
+  (docs/json.md#read-and-select): a header with the ``RESULT#`` id and its source, then the selected
+  text with line numbers, sparse ranges of one file kept apart by a gap marker (CLI) or by their
+  line numbers (``path:line| text``, MCP).
+- Symbol matches (``symbols:``, ``symbol:#``; docs/query.md#symbols-and-symbolid-declarations) are
+  listed one per line instead, as ``#1 pkg/a.py:5:5  function get_user  [semantic] id=aac9e3052f59`` (a reference:
   ``reference get_user -> aac9e3052f59  [semantic]``) with the code below it; the compact form
   puts the same phrase between ``path:line:col #n`` and the text.
 - ``index_human`` is the one line ``sleuth index`` prints.
-- ``edit_human`` / ``edit_compact`` render an edit's answer (SPEC §9): a header
+- ``edit_human`` / ``edit_compact`` render an edit's answer (docs/json.md#edits): a header
   ``RESULT#… replace: 2 files changed``, then the unified diff (``+`` green, ``-`` red when
   colour is on); the CLI adds the ``sleuth undo RESULT#…`` hint.
 - ``rename_human`` / ``rename_compact``: a rename's header and diff, then the occurrences of
   the old name it left alone (``untouched``), listed for review.
 - ``doctor_human`` / ``doctor_compact``: the language-server table of ``sleuth doctor``.
-- ``error_line`` is the one-line form of a SPEC §3.5 error object; ``printable`` makes any
+- ``error_line`` is the one-line form of an error object (docs/errors.md); ``printable`` makes any
   answer encodable as UTF-8 (a lone surrogate written out as ``\\udcff`` text).
 """
 

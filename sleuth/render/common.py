@@ -37,7 +37,7 @@ def plural(n: int, word: str) -> str:
 
 
 def error_line(error: Json) -> str:
-    """``error[CODE]: message`` (plus ``retry after Ns``) from a SPEC §3.5 error object."""
+    """``error[CODE]: message`` (plus ``retry after Ns``) from an error object (docs/errors.md)."""
     body = error.get("error", error)
     text = f"error[{body.get('code', 'internal')}]: {body.get('message', '')}"
     if body.get("retry_after") is not None:

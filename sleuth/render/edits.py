@@ -107,7 +107,7 @@ UNTOUCHED_TITLE = "not renamed (text matches, review them):"
 
 
 def rename_header(data: Json) -> str:
-    """``RESULT#… rename: 5 occurrences in 2 files`` (SPEC §7)."""
+    """``RESULT#… rename: 5 occurrences in 2 files`` (docs/edits.md#rename)."""
     changed = data.get("changed") or ()
     ranges = data.get("ranges") or ()
     text = (

@@ -25,7 +25,8 @@ if TYPE_CHECKING:
 
 
 def count_phrase(data: Json) -> str:
-    """``3 matches`` when the total is known, ``at least 100 matches`` when it is not (§3.4)."""
+    """``3 matches`` when the total is known, ``at least 100 matches`` when it is not
+    (docs/json.md#search)."""
     total = data.get("total")
     if isinstance(total, int):
         return plural(total, "match")
@@ -58,7 +59,8 @@ def _group_count(group: Json) -> str:
 
 
 def suggestion_phrase(data: Json, *, with_refs: bool = False) -> str | None:
-    """``did you mean: get_user (3), GetUsers (1)`` from ``possible_names``, or None (§3.1.5)."""
+    """``did you mean: get_user (3), GetUsers (1)`` from ``possible_names``, or None
+    (docs/query.md#name-suggestions)."""
     groups = data.get("possible_names")
     if not groups:
         return None
@@ -97,7 +99,8 @@ def _header(data: Json) -> str:
 
 
 def _absence_lines(data: Json) -> list[tuple[str, str]]:
-    """The lines said after an empty page: suggestions, and the not-a-proof warning (§3.4)."""
+    """The lines said after an empty page: suggestions, and the not-a-proof warning
+    (docs/json.md#search)."""
     if data.get("matches"):
         return []
     lines: list[tuple[str, str]] = []
@@ -196,9 +199,9 @@ def _whole_file_line(match: Json) -> Text:
 
 
 def symbol_phrase(symbol: Json) -> str:
-    """What a symbol match is (SPEC §7): ``method Cart.total  [semantic] id=f0ea30790afb`` for
-    a declaration, ``reference total -> f0ea30790afb  [semantic]`` for a reference (``-> one
-    of A, B`` when it was not resolved between same-named declarations)."""
+    """What a symbol match is (docs/json.md#symbol-matches): ``method Cart.total  [semantic]
+    id=f0ea30790afb`` for a declaration, ``reference total -> f0ea30790afb  [semantic]`` for a
+    reference (``-> one of A, B`` when it was not resolved between same-named declarations)."""
     precision = f"[{symbol.get('precision') or '?'}]"
     name = str(symbol.get("name") or "?")
     if symbol.get("kind") == "reference":
@@ -294,7 +297,8 @@ def _one_line(text: str) -> str:
 
 
 def search_compact(data: Json) -> str:
-    """The MCP text content: a header, one line per match, then short hints (SPEC §10)."""
+    """The MCP text content: a header, one line per match, then short hints
+    (docs/faces.md#mcp-server)."""
     lines = [_header(data)]
     for match in data.get("matches") or ():
         n = match.get("n")

@@ -1,4 +1,5 @@
-"""Opaque page cursors (SPEC §3.3): ``result id + offset``, authenticated by the registry secret.
+"""Opaque page cursors (docs/query.md#ordering-and-pagination): ``result id + offset``,
+authenticated by the registry secret.
 
 A cursor is tied to one result and cannot be forged: the payload carries a keyed xxh3 tag made
 with a secret stored in the workspace's registry, so a corrupted cursor, one from another

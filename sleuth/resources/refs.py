@@ -1,4 +1,5 @@
-"""Reference strings (SPEC §5): the only code that parses ``SEARCH#…`` and ``RESULT#…``.
+"""Reference strings (docs/references.md#the-forms): the only code that parses ``SEARCH#…`` and
+``RESULT#…``.
 
     SEARCH#H:N:line    the whole line(s) of match N of result H
     SEARCH#H:N:match   exactly match N's range
@@ -6,8 +7,9 @@
     SEARCH#H:all:match every match of H (all pages)
     SEARCH#H           the same as SEARCH#H:all:match (accepted by ``select`` and scopes)
     RESULT#ID          a registered read/select/edit result (or a capture of an older engine)
-    RESULT#H:N:NAME    capture NAME of match N of search H (SPEC §5): derived from the match's
-                       own stored row, so registering a match writes no row per capture
+    RESULT#H:N:NAME    capture NAME of match N of search H (docs/references.md#captures): derived
+                       from the match's own stored row, so registering a match writes no
+                       row per capture
 
 Malformed strings are ``invalid_query`` (what is wrong and the expected shape); well-formed
 strings that name nothing are ``not_found`` — decided by the registry, not here.
@@ -37,7 +39,8 @@ _MAX_REF_CHARS = 200
 
 CAPTURE_SPANS = "capture_spans"
 """Key of a stored match body holding ``{NAME: [start_byte, end_byte, line, end_line]}``: what
-a capture reference resolves to. Never shown: a page drops it (SPEC §3.4 lists no such field)."""
+a capture reference resolves to. Never shown: a page drops it (docs/json.md#a-match lists no
+such field)."""
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,9 @@
 """The result registry: every search result and its matches in a SQLite file under ``.sleuth/``.
 
-SPEC §5: references survive across CLI invocations and MCP calls, so results live in a real
-SQLite database (WAL mode, a schema version, ``busy_timeout`` so two processes can search and
-resolve at once). This module stores and fetches rows; it knows nothing of queries.
+References survive across CLI invocations and MCP calls (docs/references.md#lifetime),
+so results live in a real SQLite database (WAL mode, a schema version, ``busy_timeout`` so two
+processes can search and resolve at once). This module stores and fetches rows; it knows nothing of
+queries.
 
 Tables: ``results`` (one row per registered result: the request, mode, completeness, how far the
 scan got) and ``matches`` (one row per match: path, byte range, lines, the file's stamp at search
@@ -187,7 +188,7 @@ class Registry:
         """Forget the oldest results once the registry holds too many; returns results dropped.
 
         The registry is a cache of answers: an old reference then answers ``not_found``, as
-        after deleting ``.sleuth/`` (SPEC §1).
+        after deleting ``.sleuth/`` (docs/faces.md#state-sleuth).
         """
         self.drain()
         conn = self._conn()

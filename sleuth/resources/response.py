@@ -1,4 +1,4 @@
-"""``SearchResult``: the typed answer of ``search``; ``to_json`` is exactly SPEC §3.4.
+"""``SearchResult``: the typed answer of ``search``; ``to_json`` is exactly docs/json.md#search.
 
 Match bodies are stored in the registry in their JSON form; a page adds each match's number
 and references. Nothing here knows which engine produced a match.
@@ -35,7 +35,8 @@ def match_body(m: Match) -> dict[str, Any]:
 
 
 def numbered(result: str, n: int, body: dict[str, Any]) -> dict[str, Any]:
-    """A match as it appears in a page: ``n`` first, references before captures (SPEC §3.4)."""
+    """A match as it appears in a page: ``n`` first, references before captures
+    (docs/json.md#a-match)."""
     out: dict[str, Any] = {"n": n}
     for key in (
         "path",

@@ -38,7 +38,8 @@ RECENT_MAX = 20_000  # the last rows stored are kept in memory up to this many
 def _capture_fields(
     result_id: str, n: int, m: Match
 ) -> tuple[dict[str, Any] | None, dict[str, list[int]]]:
-    """SPEC §5 captures ``{"NAME": {"text", "ref", "nodes"}}`` and the spans their refs select.
+    """The captures of docs/json.md#captures, ``{"NAME": {"text", "ref", "nodes"}}``, and the
+    spans their refs select.
 
     A capture reference is derived from the match's own row (``RESULT#H:N:NAME``) and
     resolved from the spans stored in the match body, so no row is written per capture.

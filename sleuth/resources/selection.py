@@ -1,8 +1,9 @@
-"""Resolving references to selections: byte ranges plus the stamps they are valid for (SPEC §4-§5).
+"""Resolving references to selections: byte ranges plus the stamps they are valid for
+(docs/references.md#stamps, docs/references.md#when-a-file-changes).
 
 ``Resolver.resolve`` turns a reference string into a ``Selection``. It never scans the
 workspace: a single-match reference costs one stat + one read + one hash of its file (the
-stamp check). Staleness follows SPEC §5:
+stamp check). Staleness follows docs/references.md#when-a-file-changes:
 
 - a capture reference (``RESULT#H:N:NAME``) selects the span stored in match N's body;
 - a single-match reference (``SEARCH#H:N:…``, ``RESULT#…``) whose file changed is

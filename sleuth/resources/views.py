@@ -1,4 +1,4 @@
-"""``read`` and ``select`` (SPEC §5): selections registered as ``RESULT#`` references.
+"""``read`` and ``select`` (docs/references.md): selections registered as ``RESULT#`` references.
 
 ``read(target, offset, limit)`` answers the text a path or reference selects, with a line window
 (``offset`` = first line, 1-based; ``limit`` = number of lines); ``select(ref, items)`` keeps

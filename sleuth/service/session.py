@@ -1,10 +1,11 @@
 """``Session``: the one owner of every process resource a workbench runs on.
 
-DESIGN: no process-wide mutable state in modules. What used to live in module globals belongs
-to a session: the worker pool ``ast:`` scans fork in a one-shot process (``match_pool``), the
-listing a CLI call prefetches in a child process (``prefetch_listing``), the memos the engines
-keep between scans (per-request ast matches, listing digests, server versions) and the policy
-for Python's cyclic collector (``collector``). All of it is tuned by one ``Tuning``.
+docs/architecture.md#no-process-state-in-modules: no process-wide mutable state in modules. What
+used to live in module globals belongs to a session: the worker pool ``ast:`` scans fork in a
+one-shot process (``match_pool``), the listing a CLI call prefetches in a child process
+(``prefetch_listing``), the memos the engines keep between scans (per-request ast matches,
+listing digests, server versions) and the policy for Python's cyclic collector (``collector``).
+All of it is tuned by one ``Tuning``.
 
 A face makes one session per process (the CLI) or per server (the MCP server's workbench makes
 its own); a ``Workbench`` built without one makes its own and closes it with itself. Engines

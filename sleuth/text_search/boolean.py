@@ -1,4 +1,4 @@
-"""Boolean text queries (SPEC §3.1 rule 2): parsing, per-file evaluation and prefilter hints.
+"""Boolean text queries (docs/query.md#boolean): parsing, per-file evaluation and prefilter hints.
 
 Syntax, decided here and relied on by the query layer:
 

@@ -1,6 +1,6 @@
 """Frecency from git history: how recently and how often each path changed, on a 0..1 scale.
 
-Fuzzy ``files:`` queries (SPEC §3 routing table, §10 ``find``) add a bounded bonus from this map
+Fuzzy ``files:`` queries (docs/query.md#files-paths) add a bounded bonus from this map
 so that, among near-equal matches, the files someone is working on come first. The signal is
 the last ``max_commits`` commits of ``git log``: each commit touching a path adds
 ``0.5 ** (age / 14 days)``, and the sums are divided by the largest one.

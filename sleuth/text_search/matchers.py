@@ -1,4 +1,4 @@
-"""Matchers: find every match of a literal or a regex in a file's bytes (SPEC §3.1, §3.2).
+"""Matchers: find every match of a literal or a regex in a file's bytes (docs/query.md).
 
 A ``Matcher`` is the engine boundary the query layer drives (ripgrep's Matcher trait): one
 required method, ``find_spans``, that yields absolute byte spans, plus ``required_literals``, a
@@ -6,7 +6,8 @@ prefilter hint for which returning None is never wrong.
 
 Both matchers scan the whole buffer in one pass, never line by line: a case-sensitive literal is
 a ``bytes.find`` loop (memchr-fast), everything else is RE2 called on the whole buffer with a
-start offset (google-re2's wrapper costs ~6 µs per call, research §11). Matching is
+start offset (google-re2's wrapper costs ~6 µs per call,
+benchmarks/RESULTS.md#measured-constraints). Matching is
 line-oriented unless the pattern can match a newline: RE2's ``never_nl`` then guarantees that no
 match contains ``\\n``, as ripgrep without ``-U``.
 
@@ -154,12 +155,14 @@ class LiteralMatcher:
 
 
 def literal_matcher(text: str, *, case_sensitive: bool = True) -> Matcher:
-    """A matcher for the exact text (SPEC §3.1 rule 3; ``case_sensitive=False`` as rg -i -F)."""
+    """A matcher for the exact text (docs/query.md#literal; ``case_sensitive=False`` as
+    ``rg -i -F``)."""
     return LiteralMatcher(text, case_sensitive=case_sensitive)
 
 
 def regex_matcher(pattern: str, *, case_sensitive: bool = True) -> Matcher:
-    """A matcher for a sleuth regex (SPEC §3.2); raises InvalidQuery or Unsupported."""
+    """A matcher for a sleuth regex (docs/query.md#regex-regular-expressions); raises InvalidQuery
+    or Unsupported."""
     translated, scanned = translate_scan(pattern, case_sensitive=case_sensitive)
     icase = scanned.icase or not case_sensitive
     literals = required_literals(scanned.atoms, icase=icase)

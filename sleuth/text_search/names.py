@@ -1,4 +1,5 @@
-"""Identifier suggestions for searches that found nothing (SPEC §3.1 rule 5, ``possible_names``).
+"""Identifier suggestions for searches that found nothing (``possible_names``,
+docs/query.md#name-suggestions).
 
 When a text search finds zero matches, the caller feeds the candidate files' bytes to
 ``suggest_names`` and gets back identifiers that really exist and are close in spelling to the

@@ -1,4 +1,4 @@
-"""Path queries for the ``files:`` mode (SPEC §3 routing table, §3.3 ordering, §10 ``find``).
+"""Path queries for the ``files:`` mode (docs/query.md#files-paths).
 
 A path query is either a *glob* or a *fuzzy* query:
 
@@ -7,11 +7,12 @@ A path query is either a *glob* or a *fuzzy* query:
   translator (``sleuth.workspace.paths.parse_glob``, which says the rules). In short: a glob
   with ``/`` matches the whole workspace-relative path from the root (a leading ``/`` or ``./``
   is dropped), one without matches the basename at any depth; ``*`` and ``?`` never cross ``/``
-  but do match a leading dot (hidden files are searched, SPEC §1); ``**``, ``{a,b}`` (nestable),
-  ``[a-z]`` / ``[!a-z]``, ``\\`` escapes; a trailing ``/`` means everything below that folder.
-  What this module adds is the query around it: case-insensitivity (``-i``), and errors that
-  give their position in the query. The glob is one regular expression, matched once per path
-  (on RE2 when it has enough stars for ``re`` to backtrack badly, ``paths.LINEAR_FROM``).
+  but do match a leading dot (hidden files are searched, docs/faces.md#which-files-are-searched);
+  ``**``, ``{a,b}`` (nestable), ``[a-z]`` / ``[!a-z]``, ``\\`` escapes; a trailing ``/`` means
+  everything below that folder. What this module adds is the query around it: case-insensitivity
+  (``-i``), and errors that give their position in the query. The glob is one regular expression,
+  matched once per path (on RE2 when it has enough stars for ``re`` to backtrack badly,
+  ``paths.LINEAR_FROM``).
 - Anything else is fuzzy: whitespace-separated tokens, where ``*.rs`` (a glob) and, next to other
   tokens, ``.py`` filter by name, ``src/`` requires a folder segment (or prefix), and every other
   token is a fuzzy term that must occur as a subsequence of the path. Scoring follows fzf and VS

@@ -1,8 +1,10 @@
-"""Translation of sleuth's regex dialect (SPEC §3.2) into google-re2 syntax.
+"""Translation of sleuth's regex dialect (docs/query.md#regex-regular-expressions) into google-re2
+syntax.
 
 sleuth accepts ECMAScript syntax as far as it is shared with Rust's regex crate and Go's regexp,
 and runs it on RE2 (linear time). RE2 rejects a few spellings that users type every day, so this
-module rewrites them before compiling (research/textsearch.md §8):
+module rewrites them before compiling (what RE2 rejects:
+benchmarks/RESULTS.md#measured-constraints):
 
     (?<n>...)          -> (?P<n>...)          (?P<n>...) is kept
     \\uXXXX, \\u{X...}   -> \\x{X...}            (surrogate pairs are combined)
@@ -67,7 +69,8 @@ def compile_re2(pattern: str, *, multiline: bool, capture: bool = True) -> Any:
 
 
 def translate(pattern: str, *, case_sensitive: bool = True) -> Translated:
-    """Rewrite ``pattern`` for RE2 and check that RE2 accepts it (SPEC §3.2)."""
+    """Rewrite ``pattern`` for RE2 and check that RE2 accepts it
+    (docs/query.md#regex-regular-expressions)."""
     return translate_scan(pattern, case_sensitive=case_sensitive)[0]
 
 

@@ -4,8 +4,8 @@ Every indexed file contributes the set of 3-byte windows of its ASCII-case-folde
 (``bytes.lower()``, the folding of ``literals.fold``); postings map a trigram to a
 ``pyroaring.BitMap`` of file ids. A ``Literals`` hint (AND of OR-groups) is answered by
 intersecting the postings of each literal's trigrams, so the result is a *superset* of the files
-that really contain the literals — the verifier still runs on every candidate (research
-textsearch.md §4: non-positional trigrams give false positives, never false negatives).
+that really contain the literals — the verifier still runs on every candidate (non-positional
+trigrams give false positives, never false negatives: benchmarks/RESULTS.md#measured-constraints).
 
 Why it looks the way it does:
 - Trigram extraction is pure Python without numpy: the folded bytes are re-laid out with three
@@ -41,7 +41,8 @@ from sleuth.prefilter import Literals, fold
 __all__ = ["TrigramIndex", "MAX_INDEXED_BYTES", "trigrams_of"]
 
 MAX_INDEXED_BYTES = 8 * 1024 * 1024
-"""Files larger than this are not indexed (SPEC §1 size cap) and are always candidates."""
+"""Files larger than this are not indexed (the size cap, docs/faces.md#which-files-are-searched) and
+are always candidates."""
 
 _MAGIC = b"SLTRIGRM"
 _VERSION = 1
@@ -142,7 +143,8 @@ class TrigramIndex:
         paths = self._paths
         found = {paths[f] for f in result}
         # declined files (binary, unreadable) stay candidates so the reader counts them as
-        # skipped (SPEC §1: never silent); for a warm reader they cost one stat each
+        # skipped (never silent: docs/faces.md#which-files-are-searched); for a warm reader they
+        # cost one stat each
         found.update(p for p, fid in self._fids.items() if fid == _SKIPPED)
         return found
 
@@ -242,7 +244,7 @@ class TrigramIndex:
         try:
             raw = path.read_bytes()
             return cls._decode(raw)
-        except Exception:  # a bad snapshot only costs a rebuild (SPEC §1: .sleuth/ is a cache)
+        except Exception:  # a bad snapshot only costs a rebuild (docs/faces.md#state-sleuth)
             return None
 
     @classmethod

@@ -1,7 +1,8 @@
 """``sleuth.workspace``: files, ignore rules, access policy, stamps and the content cache.
 
-The bottom layer of DESIGN's stack. Engines list files with ``Workspace.list_files`` and read
-them with ``Workspace.read``; nothing above this package opens workspace files for searching.
+The bottom layer but one (docs/architecture.md#layers). Engines list files with
+``Workspace.list_files`` and read them with ``Workspace.read``; nothing above this package opens
+workspace files for searching.
 """
 
 from __future__ import annotations

@@ -15,7 +15,8 @@ are consulted (ripgrep's precedence, which equals git's for git's own files):
 The first rule set with a matching line decides (ignored, or re-included by ``!``); inside one
 file the last matching line decides. Folders that are ignored are pruned by the walker, so a file
 inside an ignored folder cannot be re-included, as in git. We deliberately do not use pathspec's
-tree semantics: it keeps ``neg/d/`` ignored under ``*`` + ``!*/`` (research §7).
+tree semantics: it keeps ``neg/d/`` ignored under ``*`` + ``!*/``
+(benchmarks/RESULTS.md#measured-constraints).
 """
 
 from __future__ import annotations
@@ -130,8 +131,8 @@ class IgnoreRules:
 class RulesCache:
     """Compiled ignore files by path, reused across walks while the file is unchanged.
 
-    One per workspace (``Workspace`` owns it; DESIGN: no process-wide caches in modules); it is
-    dropped whole past ``max_files`` (``Tuning.ignore_cache_max``).
+    One per workspace (``Workspace`` owns it; docs/architecture.md#no-process-state-in-modules);
+    it is dropped whole past ``max_files`` (``Tuning.ignore_cache_max``).
     """
 
     def __init__(self, max_files: int) -> None:

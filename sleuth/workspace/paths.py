@@ -1,8 +1,8 @@
 """Workspace-relative paths and the two glob languages workspace rules are written in.
 
 * ``normalize_rel`` turns user input (``"./src//a.py"``, ``"/"``, ``"src/../a.py"``) into the
-  canonical relative POSIX form of SPEC §1, or raises ``InvalidPath`` for input that leaves the
-  root lexically (absolute paths, ``..`` past the root, NUL bytes).
+  canonical relative POSIX form of docs/faces.md#paths, or raises ``InvalidPath`` for input that
+  leaves the root lexically (absolute paths, ``..`` past the root, NUL bytes).
 * ``parse_glob`` / ``glob_to_regex`` is the one translator of *user* globs: the ``include`` and
   ``exclude`` options and ``deny`` lists (``PathGlobs``) and ``files:`` queries
   (``text_search/path_query.py``, which adds fuzzy terms and query offsets on top). Its meaning
@@ -79,7 +79,8 @@ def normalize_rel(path: str) -> str:
     """The canonical workspace-relative form of ``path`` ("" is the root).
 
     Purely lexical: no file system access. Raises ``InvalidPath`` for NUL bytes, absolute paths
-    (except the bare ``"/"``, which SPEC §3 uses for the root) and ``..`` that leaves the root.
+    (except the bare ``"/"``, which docs/faces.md#paths uses for the root) and ``..`` that leaves
+    the root.
     """
     if "\x00" in path:
         raise InvalidPath(

@@ -1,4 +1,5 @@
-"""The workspace's configuration and access policy (SPEC §1 "Access policy").
+"""The workspace's configuration and access policy (docs/faces.md#configuration,
+docs/faces.md#access-policy-denied-files-are-cloaked).
 
 Configuration comes from two TOML files at the root, merged:
 

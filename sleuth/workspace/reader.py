@@ -1,14 +1,17 @@
 """Reading file contents for searches: ``stamp_bytes``, ``ContentCache`` and ``Reader``.
 
-``Reader.read`` is the one door engines use to get bytes (DESIGN "Engines never touch the disk
-directly"). Per file it costs one ``lstat`` when the content cache is warm, and ``lstat`` + open +
-one ``os.read`` of the known size + close when cold (``open().read()`` is 2x slower here, research
-§11). Files are opened ``O_NONBLOCK`` and checked to be regular, so a fifo can never hang a walk.
+``Reader.read`` is the one door engines use to get bytes
+(docs/architecture.md#engines-never-touch-the-disk: "Engines never touch the disk directly").
+Per file it costs one ``lstat`` when the content cache is warm, and ``lstat`` + open + one
+``os.read`` of the known size + close when cold (``open().read()`` is 2x slower here,
+benchmarks/RESULTS.md#measured-constraints). Files are opened ``O_NONBLOCK`` and checked to be
+regular, so a fifo can never hang a walk.
 
-Outcomes are data, never exceptions (SPEC §1): a NUL byte in the first 8 KiB -> ``skipped.binary``;
-over the size cap -> ``skipped.too_large``; any ``OSError`` (permission denied, vanished) ->
-``skipped.unreadable``. Text is tagged ``utf-8-bom`` (starts with EF BB BF), ``utf-8`` (decodes)
-or ``binary-safe`` (does not decode; still returned and searched as bytes).
+Outcomes are data, never exceptions (docs/faces.md#which-files-are-searched): a NUL byte in the
+first 8 KiB -> ``skipped.binary``; over the size cap -> ``skipped.too_large``; any ``OSError``
+(permission denied, vanished) -> ``skipped.unreadable``. Text is tagged ``utf-8-bom`` (starts with
+EF BB BF), ``utf-8`` (decodes) or ``binary-safe`` (does not decode; still returned and searched as
+bytes).
 
 The cache is keyed by path and validated by (size, mtime_ns, ctime_ns, ino) — the ctime moves
 on every write and every ``utime``, so a rewrite that restores the size and mtime is still seen;
@@ -32,7 +35,7 @@ from sleuth.workspace.text import Encoding, FileText
 __all__ = ["stamp_bytes", "ContentCache", "Reader", "BINARY_PROBE", "BINARY"]
 
 BINARY_PROBE = 8192
-"""Bytes inspected for a NUL byte to call a file binary (SPEC §1)."""
+"""Bytes inspected for a NUL byte to call a file binary (docs/faces.md#which-files-are-searched)."""
 
 _BOM = b"\xef\xbb\xbf"
 _RACY_NS = 2_000_000_000

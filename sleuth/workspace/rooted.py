@@ -6,10 +6,10 @@ folder swapped for a symlink between a search and an edit is refused instead of 
 and the temporary file of an atomic write is made and renamed inside the very folder that was
 verified (``dir_fd``), never by a path name that could be re-pointed in between.
 
-A symlinked *file* inside the root is allowed (SPEC §1): ``locate`` resolves it once to its real
-location, which must lie inside the root, and walks that location with the same rules. Only
-regular files are opened, ``O_NONBLOCK`` so that a FIFO swapped in after an ``lstat`` can never
-block: FIFOs, sockets and devices are refused (``NotRegular``).
+A symlinked *file* inside the root is allowed (docs/faces.md#which-files-are-searched): ``locate``
+resolves it once to its real location, which must lie inside the root, and walks that location with
+the same rules. Only regular files are opened, ``O_NONBLOCK`` so that a FIFO swapped in after an
+``lstat`` can never block: FIFOs, sockets and devices are refused (``NotRegular``).
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ class NotRegular(OSError):
 def _through_link(rel: str) -> InvalidPath:
     return InvalidPath(
         f"{rel} is reached through a symlinked folder; sleuth never reads or writes through "
-        "one (SPEC §1): use the folder's own path inside the root",
+        "one (docs/faces.md#paths): use the folder's own path inside the root",
         details={"path": rel},
     )
 

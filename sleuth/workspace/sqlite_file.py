@@ -1,15 +1,15 @@
 """A connection to one SQLite file of the state folder, reopened when the file is replaced.
 
-``.sleuth/`` may be deleted at any time and made again by the next query (SPEC §1), and both
-SQLite files in it (the result registry, ``resources/registry.py``, and the graph cache,
-``graph/store.py``) are held open across queries. A connection whose file is gone keeps
-working on the unlinked inode, so whatever it writes is lost, and SQLite would open that
-database's ``-wal`` and ``-shm`` files by name later, taking those of a new database made at the
-same path ("disk I/O error", "locking protocol"). ``SqliteFile`` keeps the connection together
-with the (device, inode) of the file it opened: ``current`` hands it out only while the file at
-the path is still that one and otherwise closes it (SQLite then sees that its file moved and
-removes nothing by name), and ``open`` makes the next one. What a holder does around that (make
-the folder, wait for its own writers, forget what it believed the file held) stays with it.
+``.sleuth/`` may be deleted at any time and made again by the next query
+(docs/faces.md#state-sleuth), and both SQLite files in it (the result registry,
+``resources/registry.py``, and the graph cache, ``graph/store.py``) are held open across queries. A
+connection whose file is gone keeps working on the unlinked inode, so whatever it writes is lost,
+and SQLite would open that database's ``-wal`` and ``-shm`` files by name later, taking those of a
+new database made at the same path ("disk I/O error", "locking protocol"). ``SqliteFile`` keeps the
+connection together with the (device, inode) of the file it opened: ``current`` hands it out only
+while the file at the path is still that one and otherwise closes it (SQLite then sees that its file
+moved and removes nothing by name), and ``open`` makes the next one. What a holder does around that
+(make the folder, wait for its own writers, forget what it believed the file held) stays with it.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """``FileText``: one file's bytes as read for a search, with its stamp and line index.
 
 Engines search ``data`` (bytes; re2 and ``bytes.find`` give byte offsets directly) and turn byte
-ranges into SPEC §2 positions with ``locate``; snippets and context lines come from here too, so
-every engine renders the same way.
+ranges into positions (docs/faces.md#positions) with ``locate``; snippets and context lines come
+from here too, so every engine renders the same way.
 """
 
 from __future__ import annotations

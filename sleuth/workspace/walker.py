@@ -5,7 +5,7 @@ per file (through ``DirEntry.stat``) for the size and mtime the size cap and the
 need. Each folder's ``.ignore``/``.gitignore`` is compiled once (``ignore.py``) and pushed onto
 the stack its subfolders inherit.
 
-Rules applied to every entry, in this order (SPEC §1):
+Rules applied to every entry, in this order (docs/faces.md#which-files-are-searched):
 
 * ``.git`` (any depth) and the state folder ``.sleuth`` (root only) are never entered;
 * denied paths are dropped without a trace — not counted anywhere (cloaking);
@@ -18,8 +18,8 @@ Rules applied to every entry, in this order (SPEC §1):
   folders are not followed; links leaving the root are never listed. Fifos, sockets and devices
   are never listed.
 
-The result is sorted by path as plain ``str`` (code points), the order SPEC §3.3 pages in — not
-the per-folder walk order (``"a-b/x" < "a/x"``).
+The result is sorted by path as plain ``str`` (code points), the order pages follow
+(docs/query.md#ordering-and-pagination) — not the per-folder walk order (``"a-b/x" < "a/x"``).
 """
 
 from __future__ import annotations

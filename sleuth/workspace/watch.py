@@ -33,7 +33,8 @@ class ChangeWatcher:
         ``on_change`` did (patched listings: without this, a query in between would walk).
 
         ``settle_s``: how long the watcher runs before it is trusted (``Tuning.watch_settle_s``:
-        inotify watches on a large tree take up to ~1.2 s to be in place, research §6)."""
+        inotify watches on a large tree take up to ~1.2 s to be in place,
+        benchmarks/RESULTS.md#measured-constraints)."""
         self._root = root.rstrip("/")
         self._settle_s = settle_s
         self._skip = (self._root + "/.git/", self._root + "/.sleuth/")

@@ -1,10 +1,11 @@
 """``Workspace``: one root folder and every rule about which of its files sleuth may touch.
 
-The workspace is the only layer that touches the disk for searches (DESIGN "Engines never touch
-the disk directly"): it validates user paths (SPEC §1: ``invalid_path`` for anything that leaves
-the root lexically or through a symlink), cloaks denied paths (``not_found``, worded exactly like
-a missing path), lists files with git's ignore semantics (``walker.py``, ``ignore.py``), reads
-and stamps contents through a warm cache (``reader.py``) and owns the state folder ``.sleuth/``.
+The workspace is the only layer that touches the disk for searches
+(docs/architecture.md#engines-never-touch-the-disk: "Engines never touch the disk directly"): it
+validates user paths (docs/faces.md#paths: ``invalid_path`` for anything that leaves the root
+lexically or through a symlink), cloaks denied paths (``not_found``, worded exactly like a
+missing path), lists files with git's ignore semantics (``walker.py``, ``ignore.py``), reads and
+stamps contents through a warm cache (``reader.py``) and owns the state folder ``.sleuth/``.
 
 Paths going in may be any spelling ``validate_path`` accepts; paths coming out are always the
 canonical relative POSIX form.
@@ -50,8 +51,8 @@ def _not_a_state_folder(path: Path, what: str) -> InvalidPath:
     rel = STATE_DIR if path.name == STATE_DIR else f"{STATE_DIR}/{path.name}"
     return InvalidPath(
         f"{rel} is {what}: sleuth keeps its state only in a real folder of yours inside the "
-        f"root and never writes through anything else (SPEC §1); remove it (rm {rel}) and run "
-        "again",
+        f"root and never writes through anything else (docs/faces.md#state-sleuth); remove it "
+        f"(rm {rel}) and run again",
         details={"path": rel},
     )
 
@@ -72,8 +73,9 @@ def _check_folder(path: Path) -> bool:
 
 
 def make_state_dir(path: Path) -> Path:
-    """``path`` (a workspace's ``.sleuth``) as a folder with a ``.gitignore`` of ``*`` (SPEC
-    §1), made if missing — also by a store that finds it deleted since it was opened.
+    """``path`` (a workspace's ``.sleuth``) as a folder with a ``.gitignore`` of ``*``
+    (docs/faces.md#state-sleuth), made if missing — also by a store that finds it deleted since it
+    was opened.
 
     ``invalid_path`` when ``.sleuth`` (or an entry directly inside it) is a symlink, or
     ``.sleuth`` is not a folder of this user's: state is never written through either.
@@ -115,9 +117,10 @@ def state_subdir(state: Path, name: str) -> Path:
 def state_file_id(path: str | os.PathLike[str]) -> tuple[int, int] | None:
     """(device, inode) of the file at ``path``, None when there is none.
 
-    ``.sleuth/`` may be deleted at any time and made again by the next query (SPEC §1): a
-    store holding one of its SQLite files open compares this with the file it opened (an open
-    file keeps its inode taken, so an equal pair is the same file) and reopens on a change.
+    ``.sleuth/`` may be deleted at any time and made again by the next query
+    (docs/faces.md#state-sleuth): a store holding one of its SQLite files open compares this with
+    the file it opened (an open file keeps its inode taken, so an equal pair is the same file) and
+    reopens on a change.
     """
     try:
         st = os.stat(path)
@@ -128,7 +131,8 @@ def state_file_id(path: str | os.PathLike[str]) -> tuple[int, int] | None:
 
 def path_not_found(rel: str) -> NotFound:
     """The one wording of a missing *and* a denied path, so nothing reveals cloaking."""
-    # One wording for missing and denied paths: the message must not reveal cloaking (SPEC §1).
+    # One wording for missing and denied paths: the message must not reveal cloaking
+    # (docs/faces.md#access-policy-denied-files-are-cloaked).
     return NotFound(
         f"path not found: {rel}; check the spelling, or list files with a 'files:' search",
         details={"path": rel},
@@ -248,7 +252,8 @@ class Workspace:
 
     @property
     def state_dir(self) -> Path:
-        """``<root>/.sleuth``, created on first use with a ``.gitignore`` of ``*`` (SPEC §1)."""
+        """``<root>/.sleuth``, created on first use with a ``.gitignore`` of ``*``
+        (docs/faces.md#state-sleuth)."""
         return make_state_dir(self.root / STATE_DIR)
 
     # -- paths -------------------------------------------------------------------------------
@@ -262,9 +267,9 @@ class Workspace:
 
         ``InvalidPath`` for absolute paths, ``..`` past the root, NUL bytes, symlinks that
         resolve outside the root, paths through a symlinked folder and a symlinked folder itself
-        (never descended, SPEC §1 — so an alias cannot uncloak a denied file); ``NotFound`` for
-        missing *and* denied paths (same wording). A symlinked file whose target is denied is
-        denied.
+        (never descended, docs/faces.md#which-files-are-searched — so an alias cannot uncloak a
+        denied file); ``NotFound`` for missing *and* denied paths (same wording). A symlinked file
+        whose target is denied is denied.
         """
         rel = normalize_rel(p)
         if not rel:
@@ -274,7 +279,8 @@ class Workspace:
         if symlinked_component(self._root, rel):
             raise InvalidPath(
                 f"{rel} is reached through a symlinked folder; sleuth never searches, reads or "
-                "edits through one (SPEC §1): use the folder's own path inside the root",
+                "edits through one (docs/faces.md#paths): use the folder's own path inside the "
+                "root",
                 details={"path": rel},
             )
         full = self._prefix + rel
@@ -288,8 +294,8 @@ class Workspace:
                 raise outside_root(rel)
             if real == self._root or os.path.isdir(real):
                 raise InvalidPath(
-                    f"{rel} is a symlinked folder; sleuth never descends one (SPEC §1): use "
-                    "the folder's own path inside the root",
+                    f"{rel} is a symlinked folder; sleuth never descends one "
+                    "(docs/faces.md#paths): use the folder's own path inside the root",
                     details={"path": rel},
                 )
             if self.policy.is_denied(real[len(self._prefix) :]):

@@ -1,5 +1,6 @@
 """Matching behaviour: capture positions, anonymous metavariables, document order, repeated
-metavariables, broken and very large inputs (SPEC §5 captures, §6)."""
+metavariables, broken and very large inputs (captures: docs/references.md#captures;
+docs/query.md#ast-structural-patterns)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Pattern compilation: code-context retries (better than ast-grep), errors with positions and
-hints, options, and the literal prefilter hint (SPEC §6)."""
+hints, options, and the literal prefilter hint (docs/query.md#ast-structural-patterns)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Compiling an ``ast:`` pattern is bounded and linear in its size (SPEC §6; issue 15).
+"""Compiling an ``ast:`` pattern is bounded and linear in its size (docs/query.md#limits; issue 15).
 
 Counted, not timed: a counting double stands in for tree-sitter's ``Parser`` inside the pattern
 compiler and records the size of every parse. A pattern that does not parse must cost the same

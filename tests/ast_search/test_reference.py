@@ -1,5 +1,6 @@
 """Parity with ast-grep: every case is run through the real `ast-grep run` CLI (the oracle) and
-through sleuth, and the match ranges and captures must agree (SPEC §6 "Parity").
+through sleuth, and the match ranges and captures must agree
+(docs/query.md#ast-structural-patterns).
 
 Multi captures are compared by span: ast-grep lists the captured nodes with their punctuation
 (``['1', ',', '2']``); sleuth reports the range from the first to the last node, so the oracle's

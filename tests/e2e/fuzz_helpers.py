@@ -1,6 +1,6 @@
 """Shared pieces of the fuzz and race end-to-end tests (issue 15, "Must show" 3 and 4).
 
-* ``SPEC_CODES`` / ``ANSWER_CODES``: the SPEC §3.5 error codes, and those a fuzzed call may
+* ``SPEC_CODES`` / ``ANSWER_CODES``: the error codes of docs/errors.md, and those a fuzzed call may
   answer (every one but ``internal``).
 * ``Outcome`` and ``mcp_call``: one MCP tool call through the official client, classified as a
   result, a tool error carrying a code, a protocol error, or no answer within the hang guard.
@@ -60,7 +60,7 @@ HANG_GUARD_S = 10.0
 class Outcome:
     """How one call was answered.
 
-    ``kind`` is ``ok`` (a result), ``error`` (a tool error; ``code`` is its SPEC code or None
+    ``kind`` is ``ok`` (a result), ``error`` (a tool error; ``code`` is its error code or None
     when it carried none), ``protocol`` (a JSON-RPC error instead of a tool answer), ``hang``
     (no answer within the guard) or ``closed`` (the connection died)."""
 
@@ -72,7 +72,7 @@ class Outcome:
 
     @property
     def acceptable(self) -> bool:
-        """A result, or a tool error carrying a SPEC code other than ``internal``, in time."""
+        """A result, or a tool error carrying an error code other than ``internal``, in time."""
         if self.elapsed > HANG_GUARD_S:
             return False
         return self.kind == "ok" or (self.kind == "error" and self.code in ANSWER_CODES)
@@ -99,7 +99,7 @@ async def mcp_call(
     error = data.get("error") if isinstance(data, dict) else None
     code = error.get("code") if isinstance(error, dict) else None
     if not (isinstance(code, str) and text.startswith(f"error[{code}]")):
-        code = None  # a tool error must carry its code in both forms (SPEC §10)
+        code = None  # a tool error must carry its code in both forms (docs/faces.md#mcp-server)
     return Outcome("error", elapsed, code=code, data=data, text=text)
 
 
@@ -191,7 +191,7 @@ class RawMcp:
 
 
 def raw_answer_code(message: Mapping[str, Any]) -> tuple[str, str | None]:
-    """(kind, code) of a raw JSON-RPC answer: ``ok``, ``error`` with its SPEC code, or
+    """(kind, code) of a raw JSON-RPC answer: ``ok``, ``error`` with its error code, or
     ``protocol`` for a JSON-RPC error object instead of a tool result."""
     if "error" in message:
         return "protocol", None

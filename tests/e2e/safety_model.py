@@ -1,4 +1,4 @@
-"""The fault-injection and model-check harness of the edit layer (issue 15; SPEC §1, §4, §5, §9).
+"""The fault-injection and model-check harness of the edit layer (issue 15; docs/SAFETY.md).
 
 ``SafetyMachine`` is a hypothesis ``RuleBasedStateMachine`` that drives one long-running
 ``Workbench`` (``watch=True`` as the MCP server has it, or ``watch=False``) over a tiny workspace

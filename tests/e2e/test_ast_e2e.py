@@ -1,7 +1,8 @@
 """Structural search (``ast:``) through the real ``sleuth`` CLI, one subprocess per call.
 
-Covers SPEC §3.4 (the JSON answer), §3.5 (error codes and exit codes), §5 (capture references
-as read targets and as search scopes) and §6 (patterns, ``--lang``, ``--selector``,
+Covers docs/json.md#search (the JSON answer), docs/errors.md (error codes and exit codes),
+docs/references.md (capture references as read targets and as search scopes) and
+docs/query.md#ast-structural-patterns (patterns, ``--lang``, ``--selector``,
 ``--strictness``, the C code context, files with syntax errors, big inputs). Where the answer
 is ast-grep's by the parity rule, ``ast-grep run`` (ast-grep-cli 0.51.1) is asked on the same
 file and the byte ranges are compared.
@@ -72,7 +73,7 @@ def search(root: Path, pattern: str, *args: str) -> dict[str, Any]:
 
 
 def error(run: Run, code: str, exit_code: int = 2) -> dict[str, Any]:
-    """The SPEC §3.5 error object of a failed call, checked for its code and exit code."""
+    """The error object (docs/errors.md) of a failed call, checked for its code and exit code."""
     assert run.code == exit_code, (run.code, run.data, run.stderr)
     err = run.data.get("error")
     assert isinstance(err, dict), run.data
@@ -172,7 +173,7 @@ def test_pages_through_the_cli(tmp_path: Path) -> None:
     assert seen == list(range(1, 8))
 
 
-# -- capture references (SPEC §5) -----------------------------------------------------------------
+# -- capture references (docs/references.md#captures) ---------------------------------------------
 
 
 def test_read_capture_refs_give_the_captured_text(tmp_path: Path) -> None:
@@ -219,7 +220,7 @@ def test_search_inside_a_capture_ref(tmp_path: Path) -> None:
     assert nothing["matches"] == [] and nothing["total"] == 0
 
 
-# -- invalid patterns and languages (SPEC §3.5, §6) -----------------------------------------------
+# -- invalid patterns and languages (docs/errors.md, docs/query.md#languages) ---------------------
 
 
 def test_incomplete_python_pattern_is_invalid_query_with_position(tmp_path: Path) -> None:
@@ -272,7 +273,8 @@ def test_c_call_pattern_finds_calls_ast_grep_misses(tmp_path: Path) -> None:
         b"kmalloc(sizeof(*p), GFP_KERNEL)",
         b"kmalloc(64, GFP_ATOMIC)",
     ]
-    # ast-grep parses the top-level snippet as a macro type and finds nothing (SPEC §6).
+    # ast-grep parses the top-level snippet as a macro type and finds nothing
+    # (docs/query.md#ast-structural-patterns).
     assert ast_grep(root, "kmalloc($$$A)", "c") == set()
     freed = search(root, "kfree($A)", "--lang", "c")
     assert [m["captures"]["A"]["text"] for m in freed["matches"]] == ["buf", "p"]
@@ -371,7 +373,7 @@ def test_big_pattern_under_the_cap_is_searched(tmp_path: Path) -> None:
     assert spans(data) == ast_grep(root, pattern, "javascript")
 
 
-# -- options pass through (SPEC §6) ----------------------------------------------------------------
+# -- options pass through (docs/query.md#strictness-and-selector) ----------------------------------
 
 
 @pytest.mark.parametrize("strictness", ["cst", "smart", "ast", "relaxed", "signature"])

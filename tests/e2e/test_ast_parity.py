@@ -18,8 +18,9 @@ multiset of ``(path, start_byte, end_byte)`` over ALL of sleuth's pages (``limit
 must have the same text (for ``$$$`` captures: from the first captured node to the last).
 
 Patterns are ones both engines read the same way. Patterns where sleuth differs on purpose
-(SPEC §6: C calls such as ``free($P)`` that ast-grep reads as a macro type, patterns that do
-not parse cleanly, which sleuth rejects) are covered by ``test_ast_e2e.py``, not here.
+(docs/query.md#ast-structural-patterns: C calls such as ``free($P)`` that ast-grep reads as a macro
+type, patterns that do not parse cleanly, which sleuth rejects) are covered by ``test_ast_e2e.py``,
+not here.
 """
 
 from __future__ import annotations
@@ -223,7 +224,7 @@ def run_ast_grep(ws: Workspace, case: Case) -> Found:
     )
     stderr = proc.stderr.decode("utf-8", "replace")
     assert proc.returncode in (0, 1), f"ast-grep failed ({proc.returncode}): {stderr}"
-    # A pattern ast-grep reads with an ERROR node is not a parity pattern (SPEC §6 rejects it).
+    # A pattern ast-grep reads with an ERROR node is not a parity pattern (sleuth rejects it).
     assert "ERROR" not in stderr and "Warning" not in stderr, stderr
     hits: Counter[Hit] = Counter()
     captures: dict[Hit, dict[str, str]] = {}

@@ -1,4 +1,5 @@
-"""Bad input through every face gets a SPEC error, never a crash or silence (issue 15).
+"""Bad input through every face gets an error (docs/errors.md), never a crash or silence
+(issue 15).
 
 - Text that is not Unicode (argv bytes that are not UTF-8, a JSON ``\\ud800`` escape) is
   ``invalid_query`` naming the argument, on the CLI and the MCP server.

@@ -1,4 +1,4 @@
-"""The real ``sleuth`` CLI as a subprocess on temporary workspaces (SPEC §3.4, §3.5, §10)."""
+"""The real ``sleuth`` CLI as a subprocess on temporary workspaces (docs/faces.md#command-line)."""
 
 from __future__ import annotations
 

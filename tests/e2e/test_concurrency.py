@@ -1,5 +1,6 @@
-"""Two processes searching and resolving references in one workspace at the same time (SPEC §5:
-the registry is one SQLite file in ``.sleuth/`` shared by every CLI call and server).
+"""Two processes searching and resolving references in one workspace at the same time
+(docs/references.md#lifetime: the registry is one SQLite file in ``.sleuth/`` shared by every CLI
+call and server).
 
 What runs: 2 x 200 real CLI calls took ~140 s on this shared 2-core VM (measured: 2 x 40 calls in
 ~28 s), over the ~90 s budget, so this test runs, all four at once,

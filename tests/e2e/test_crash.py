@@ -1,4 +1,5 @@
-"""Crash safety of a multi-file edit (SPEC §9): a scoped refactor killed with SIGKILL.
+"""Crash safety of a multi-file edit (docs/SAFETY.md#the-journal-and-recovery): a scoped refactor
+killed with SIGKILL.
 
 Each run builds a workspace of five files, scopes a search with a structural one (``old_api``
 inside the functions ``ast:def $F($$$A): $$$B`` matched, not at module level) and starts a

@@ -1,12 +1,12 @@
-"""Edits end to end through the real CLI (and one MCP session), SPEC §9, §10.
+"""Edits end to end through the real CLI (and one MCP session), docs/edits.md.
 
 Every step is its own ``sleuth`` process, so references and undo information must survive in
 ``.sleuth/`` between processes. The scenario is the capture-scoped refactor an agent does:
 ``search 'ast:def $F($$$A): $$$B'``, ``replace`` the ``F`` capture's ``RESULT#``, search the
 old name again and ``replace SEARCH#H:all:match`` over several files — every file's bytes are
-compared with the exact expected text. A stale reference is exit 3 with the SPEC error JSON
-naming the files and nothing written; ``undo`` restores the bytes; the human output is a
-header, a unified diff (coloured only on a terminal) and the undo hint; text comes from
+compared with the exact expected text. A stale reference is exit 3 with the error JSON
+(docs/errors.md) naming the files and nothing written; ``undo`` restores the bytes; the human output
+is a header, a unified diff (coloured only on a terminal) and the undo hint; text comes from
 ``--text``, ``--text-file`` or stdin.
 """
 

@@ -1,5 +1,5 @@
 """One search, three faces: ``Workbench.search().to_json()``, ``sleuth search --json`` and the
-MCP tool's ``structuredContent`` are the same JSON, result id included (DESIGN: tests)."""
+MCP tool's ``structuredContent`` are the same JSON, result id included (docs/architecture.md#tests)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Hostile input through every face (issue 15, "Must show" 4; SPEC §3.5, §5, §10): every call
-answers a normal result or an error carrying a SPEC code other than ``internal``, in time.
+"""Hostile input through every face (issue 15, "Must show" 4; docs/errors.md): every call
+answers a normal result or an error carrying an error code other than ``internal``, in time.
 
 What runs, over the tiny workspace of ``fuzz_helpers.build_fuzz_workspace`` (Python, Rust, Go,
 TypeScript, Markdown with RTL/emoji/combining text, CRLF, binary and undecodable files, a denied
@@ -19,7 +19,7 @@ folder, two FIFOs, a symlink to a file outside, one to a file inside, a symlinke
   without ``navigation``) and renames through forged and real references.
 * **MCP, official client**: ``MCP_QUERIES`` queries and ``MCP_FORGED`` reference calls (no
   lone surrogates: the client's JSON writer refuses them and drops the connection), plus
-  unknown argument names, which must be ``invalid_query`` naming them (SPEC §10).
+  unknown argument names, which must be ``invalid_query`` naming them (docs/errors.md).
 * **MCP, raw JSON-RPC lines**: lone surrogates (``\\udXXX`` escapes, valid JSON) in every
   string argument of every tool; each request must be answered.
 * **CLI**: a few lone surrogates in argv (what undecodable bytes in a shell argument become).
@@ -524,7 +524,7 @@ def test_real_references_after_their_file_changed(fuzz_root: Path, tmp_path: Pat
                     tally.fail(
                         summary,
                         "a reference into a changed file resolved "
-                        f"(SPEC §5: stale_reference): {json.dumps(outcome.data)[:300]}",
+                        f"(docs/references.md: stale_reference): {json.dumps(outcome.data)[:300]}",
                     )
                 if outcome.kind == "ok" and verb in EDIT_VERBS and "files:" in real.origin:
                     tally.fail(summary, "an edit through a files: reference went through")
@@ -652,7 +652,7 @@ def test_fuzzed_calls_through_mcp(fuzz_root: Path) -> None:
                     unknown.fail(
                         summary,
                         f"an unknown argument must be invalid_query naming "
-                        f"{name!r} (SPEC §10), got {outcome.kind}: {outcome.text[:200]}",
+                        f"{name!r} (docs/errors.md), got {outcome.kind}: {outcome.text[:200]}",
                     )
 
     anyio.run(go)
@@ -713,7 +713,7 @@ def _jsonable(value: object) -> object:
 
 
 def test_lone_surrogates_through_raw_json_rpc(fuzz_root: Path) -> None:
-    """Every request is answered: a result, or a tool error carrying a SPEC code other than
+    """Every request is answered: a result, or a tool error carrying an error code other than
     ``internal`` — and the server still answers afterwards. First lone surrogates in every
     string argument of every tool, then ``RAW_FUZZED`` fuzzed calls with them allowed."""
     raw = RawMcp(fuzz_root, {k: v for k, v in os.environ.items() if k != "SLEUTH_DEBUG"})

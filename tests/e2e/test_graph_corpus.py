@@ -185,7 +185,8 @@ def test_agreement_with_the_server_is_high(comparison: Comparison) -> None:
 
 
 def test_regression_ids_agree_with_the_python_server(comparison: Comparison) -> None:
-    """SPEC §7/§8: one id per declaration for ``symbols:``, ``symbol:#`` and ``graph:``.
+    """One id per declaration for ``symbols:``, ``symbol:#`` and ``graph:``
+    (docs/query.md#symbols-and-symbolid-declarations).
 
     The id hashes (path, qualified name, kind), and ty names kinds differently from the tags
     extractor: a module constant is ``variable`` for ty and ``constant`` for the graph, a

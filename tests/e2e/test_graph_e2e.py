@@ -6,7 +6,7 @@ package re-export, a namespace import, a folder ``index.ts``), a function called
 places and a same-named unrelated function in another module. ``expected.json`` lists every
 declaration and every non-``contains`` edge with the position of each use; the tests derive
 from it what ``graph:PATH``, ``graph:#ID`` and ``graph:#ID`` with ``navigation="references"``
-must answer, and compare exactly (SPEC §8).
+must answer, and compare exactly (docs/query.md#graph-the-reference-graph).
 
 Edits (issue 7, item 3): after ``wb.replace(...)`` or a write from outside, only the edited
 file's records and nodes change, and every answer equals a fresh ``Workbench`` on a copy of the
@@ -525,7 +525,7 @@ def wait_until_watching(wb: Workbench) -> None:
 
 
 def test_regression_edit_through_a_watching_workbench_is_seen_at_once(tmp_path: Path) -> None:
-    """SPEC §9: an edit's result is usable at once; the next query must see the new text.
+    """docs/edits.md: an edit's result is usable at once; the next query must see the new text.
 
     A watching Workbench (the MCP server's) skips the stamp pass while the watcher's generation
     is unchanged. Regression (fixed in 4c1b292): ``wb.replace`` wrote the file without moving

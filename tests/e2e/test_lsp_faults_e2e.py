@@ -1,5 +1,5 @@
-"""Language-server faults as the faces see them (SPEC §3.5, §7): never a hang, never a stray
-process, never a half-written rename.
+"""Language-server faults as the faces see them (docs/errors.md,
+docs/servers.md#the-transport): never a hang, never a stray process, never a half-written rename.
 
 * A server killed in the middle of a request fails that call with ``server_unavailable`` (exit 5
   on the CLI) and the next call starts a new server and answers.

@@ -1,4 +1,5 @@
-"""``sleuth mcp`` as a subprocess, driven by the official MCP client over stdio (SPEC §10)."""
+"""``sleuth mcp`` as a subprocess, driven by the official MCP client over stdio
+(docs/faces.md#mcp-server)."""
 
 from __future__ import annotations
 

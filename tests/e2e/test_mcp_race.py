@@ -1,5 +1,6 @@
-"""Edits through MCP while another process rewrites the files (issue 15, "Must show" 3; SPEC §4,
-§5, §9): every edit lands on exactly the bytes it was computed from, or is refused.
+"""Edits through MCP while another process rewrites the files (issue 15, "Must show" 3;
+docs/references.md#stamps, docs/edits.md): every edit lands on exactly the bytes it was computed
+from, or is refused.
 
 Set-up. ``sleuth mcp`` (the official client, ``mcp_session``) serves a workspace with two
 Python files, ``src/target.py`` and ``src/other.py``. A second process, the *rewriter*, loops
@@ -802,8 +803,8 @@ def test_edits_race_an_outside_writer_through_mcp(
 
 
 def test_search_sees_a_same_size_same_mtime_rewrite(make_workspace: MakeWorkspace) -> None:
-    """SPEC §4: a result is stamped with the hash of the file's bytes at the time of the
-    search. A rewrite in place that keeps the size and restores the mtime (``cp -p``,
+    """docs/references.md#stamps: a result is stamped with the hash of the file's bytes at the time
+    of the search. A rewrite in place that keeps the size and restores the mtime (``cp -p``,
     ``rsync -t``, ``tar x`` of another copy) must still be searched, well after any watcher
     tick, and an edit through that search must land: otherwise every search answers the old
     bytes and every edit through it is refused, for as long as the file keeps that stat."""

@@ -1,4 +1,4 @@
-"""References end to end (SPEC §4, §5, §10): every step is a separate ``sleuth`` process (or an
+"""References end to end (docs/references.md): every step is a separate ``sleuth`` process (or an
 MCP call), so a reference only works if it survives in ``.sleuth/`` between processes.
 
 Covered: ``:N:match`` is exactly the match's bytes; ``:N:line`` is the whole lines of a
@@ -396,7 +396,8 @@ def test_references_cross_between_cli_and_mcp(make_workspace: MakeWorkspace) -> 
                 "m.py:5|         bar, baz)",
             ]
 
-            # Bad references are tool errors with SPEC codes, and the server carries on.
+            # Bad references are tool errors with error codes (docs/errors.md), and the server
+            # carries on.
             for arguments, code in [
                 ({"target": "SEARCH#zz"}, "invalid_query"),
                 ({"target": "RESULT#deadbeef"}, "not_found"),

@@ -1,4 +1,4 @@
-"""Native rename end to end through the CLI (and one MCP session), SPEC §7, §9, §10.
+"""Native rename end to end through the CLI (and one MCP session), docs/edits.md#rename.
 
 On the projects of ``test_symbols_e2e.py`` (Python with ty and with jedi-language-server,
 TypeScript with tsc 7, C with clangd), every step is its own ``sleuth`` process: ``search

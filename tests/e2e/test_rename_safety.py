@@ -1,4 +1,4 @@
-"""Rename is safe against outside edits, name clashes and cloaking (issue 15, SPEC §1, §4, §9).
+"""Rename is safe against outside edits, name clashes and cloaking (issue 15, docs/edits.md#rename).
 
 A small copy of the shape of the requests package (``to_native_string`` declared in
 ``_internal_utils.py``, imported by five other modules, ``models.py`` also importing

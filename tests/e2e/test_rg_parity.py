@@ -3,8 +3,8 @@
 Corpus: the Django 5.2.x sdist (about 6,900 files, 1,384 of them binary, one UTF-8 BOM file, two
 non-UTF-8 files, hidden files, no ignore files), fetched once by ``tests/corpus.py``.
 
-Oracle: ripgrep 14.1.0 (``.venv/bin/rg``, pinned in pyproject) run with the walking rules of SPEC
-§1 spelled out, so that both sides search the same set of files:
+Oracle: ripgrep 14.1.0 (``.venv/bin/rg``, pinned in pyproject) run with the walking rules of
+docs/faces.md#which-files-are-searched spelled out, so that both sides search the same set of files:
 
 * ``--no-config``: no user rc file changes the semantics;
 * ``--hidden``: hidden files and folders are searched;
@@ -12,7 +12,7 @@ Oracle: ripgrep 14.1.0 (``.venv/bin/rg``, pinned in pyproject) run with the walk
 * ``-g '!.git/' -g '!.sleuth/'``: the VCS folder and sleuth's state folder are never searched;
 * ``--max-filesize 8M``: the size cap;
 * rg's default binary handling (a NUL byte in what it reads first) skips the binary files that
-  SPEC §1 skips (no file in this tree has its first NUL after 8 KiB, which is checked below).
+  sleuth skips (no file in this tree has its first NUL after 8 KiB, which is checked below).
 
 For every query the SET of ``(path, line)`` that sleuth reports over ALL pages (following
 ``next_cursor`` with ``limit=500``) must equal the set of lines rg prints. Most queries run in
@@ -318,7 +318,8 @@ def test_line_set_matches_ripgrep(case: Case) -> None:
         assert first_total == len(run.matches)
 
 
-# Literal queries: each match's byte range holds the query text (SPEC §2, byte ranges).
+# Literal queries: each match's byte range holds the query text (docs/faces.md#positions, byte
+# ranges).
 BYTE_CHECKED = [
     c for c in CASES if c.literal is not None and c.via == "api" and c.id != "lit_common_return"
 ]
@@ -357,7 +358,7 @@ def test_same_file_set_and_binary_rule() -> None:
     assert len(rg_files) > 6000
 
     # The binary rule is the same on both sides for this tree: every file with a NUL has it in
-    # the first 8 KiB (SPEC's window), which is inside rg's first read as well, so the line
+    # the first 8 KiB (sleuth's window), which is inside rg's first read as well, so the line
     # parity above compares the same searched files.
     with_nul = {p for p in rg_files if _nul_in_head(tree / p, 1 << 30)}
     with_nul_head = {p for p in rg_files if _nul_in_head(tree / p, 8192)}
@@ -380,8 +381,9 @@ def test_same_file_set_and_binary_rule() -> None:
 
 
 def test_binary_files_counted_as_skipped() -> None:
-    """A complete search of the whole tree counts each binary file as skipped (SPEC §1), whether
-    it ran on a fresh ``Workbench`` or after the trigram index was built and persisted."""
+    """A complete search of the whole tree counts each binary file as skipped
+    (docs/faces.md#which-files-are-searched), whether it ran on a fresh ``Workbench`` or after the
+    trigram index was built and persisted."""
     tree = django_tree()
     rg_files = subprocess.run(
         [_tool("rg"), *RG_BASE[:9], "--files", "--null"], cwd=tree, capture_output=True, check=True

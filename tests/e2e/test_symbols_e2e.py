@@ -1,4 +1,5 @@
-"""symbols:, references and symbol:# end to end over real language servers (SPEC §7).
+"""symbols:, references and symbol:# end to end over real language servers
+(docs/query.md#symbols-and-symbolid-declarations).
 
 Each project is a small but real package with its own tests — Python (run by pytest), TypeScript
 with a tsconfig.json (compiled by tsc 7 and run by node) and C without a compile_commands.json

@@ -1,4 +1,5 @@
-"""The journal that makes a multi-file edit all-or-nothing (SPEC §9), tested on real files.
+"""The journal that makes a multi-file edit all-or-nothing (docs/edits.md#how-files-are-written),
+tested on real files.
 
 ``commit`` checks every stamp first (one stale file: nothing written, every stale file listed),
 writes atomically per file and keeps modes. A process killed at each crash point of the commit

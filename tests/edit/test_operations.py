@@ -1,4 +1,4 @@
-"""Edits through references at the API level, on real files (SPEC §9, §5, §4).
+"""Edits through references at the API level, on real files (docs/edits.md, docs/references.md).
 
 Every operation is checked byte for byte: ``replace`` of a ``:match``, of an ``:all:match``
 over several files and of an ``ast:`` capture; ``insert`` before/after a ``:line``; ``delete``
@@ -13,7 +13,7 @@ Safety: a file changed by one byte, or by a trailing newline only, makes every o
 CRLF, BOM, Latin-1 bytes, a missing final newline and the file mode survive; an edit that
 would put invalid UTF-8 into a UTF-8 file is refused. ``undo`` restores exact bytes; bad input
 (forged references, cloaked files, targets outside the root, oversized text, overlapping or
-unsafe selections) is refused with its SPEC code and nothing written.
+unsafe selections) is refused with its error code (docs/errors.md) and nothing written.
 
 Tests named ``test_regression_*`` expose engine bugs reported to the lead; they fail until the
 engine is fixed.
@@ -451,8 +451,9 @@ def test_a_file_changing_between_resolution_and_write_stops_the_whole_edit(
 
 
 def test_an_all_reference_of_changed_files_refreshes_instead(bench: Bench) -> None:
-    """For contrast (SPEC §5): ``:all`` re-runs its query instead of going stale, and the edit
-    says ``"refreshed": true`` so the caller knows fresh matches were edited."""
+    """For contrast (docs/references.md#when-a-file-changes): ``:all`` re-runs its query instead of
+    going stale, and the edit says ``"refreshed": true`` so the caller knows fresh matches were
+    edited."""
     root, wb = bench(FIVE)
     data = search(wb, "needle")
     (root / "src/f3.py").write_bytes(b"needle needle\n")
@@ -692,8 +693,9 @@ def test_a_match_number_past_the_result_is_not_found(bench: Bench) -> None:
 
 def test_a_file_cloaked_after_the_search_is_never_touched(bench: Bench) -> None:
     """A deny rule added after the search: the file is treated exactly as if it were missing
-    (SPEC §1) — the single reference is refused the same way as a reference into a deleted
-    file, an ``:all`` reference re-runs without it, and it cannot be a copy target."""
+    (docs/faces.md#access-policy-denied-files-are-cloaked) — the single reference is refused the
+    same way as a reference into a deleted file, an ``:all`` reference re-runs without it, and it
+    cannot be a copy target."""
     root, wb = bench({"a.py": "token = 1\n", "secret.py": "token = 2\n", "gone.py": "token = 3\n"})
     data = search(wb, "token")
     secret_ref, gone_ref = (f"{data['result']}:{n}:match" for n in (3, 2))

@@ -1,4 +1,4 @@
-"""The rename's edit layer without a language server (SPEC §9, §1, §4; issue 15).
+"""The rename's edit layer without a language server (docs/edits.md#rename; issue 15).
 
 ``find_clashes`` implements the name-clash rule of ``sleuth/edit/rename.py``'s docstring: a new
 name written as an identifier token in an edited file clashes (never inside a string or a

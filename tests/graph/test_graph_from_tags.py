@@ -1,7 +1,7 @@
 """Integration: real sources through the real tags extractor into the graph.
 
-Only this test imports ``sleuth.ast_search``; the graph package itself never does (DESIGN
-layering, ``tests/test_layering.py``).
+Only this test imports ``sleuth.ast_search``; the graph package itself never does (engines
+never import each other: docs/architecture.md#layers, ``tests/test_layering.py``).
 """
 
 from __future__ import annotations

@@ -87,7 +87,7 @@ def test_symbols_are_declarations_in_the_tags_vocabulary_with_ids_and_lines() ->
 
 
 def test_symbol_lines_are_spec_lines_where_lsp_lines_differ() -> None:
-    # a lone "\r" ends an LSP line but not a SPEC §2 one (nor ``FileText``'s)
+    # a lone "\r" ends an LSP line but not a docs/faces.md#positions one (nor ``FileText``'s)
     data = b"# a\rdef g():\n    pass\n"
     tree = [{"name": "g", "kind": 12, "range": rng(1, 0, 2, 8), "selectionRange": rng(1, 4, 1, 5)}]
     (g,) = flatten_symbols(tree, "c.py", LineIndex(data), "utf-16")

@@ -15,9 +15,9 @@ import pytest
 
 import sleuth.query.ast_mode as ast_mode
 from sleuth.api import Workbench
-from sleuth.service.search import Searches
 from sleuth.ast_search import MatchPool, compile_pattern, find_raw
 from sleuth.query.ast_memo import AstMemos
+from sleuth.service.search import Searches
 from sleuth.service.session import Session
 from sleuth.tuning import Tuning
 from tests.conftest import MakeWorkspace
@@ -147,9 +147,9 @@ def test_each_file_is_parsed_once_per_request(
     parsed: list[int] = []
     real = ast_mode.find_raw
 
-    def counting(pattern: Any, data: bytes) -> Any:
+    def counting(pattern: Any, data: bytes, tree: Any = None) -> Any:
         parsed.append(len(data))
-        return real(pattern, data)
+        return real(pattern, data, tree)
 
     monkeypatch.setattr(ast_mode, "find_raw", counting)
     # a page, the count, the snapshot, the later pages

@@ -1,4 +1,5 @@
-"""Cloaking (SPEC §1) and bad input (SPEC §3.5) through the API: codes, never tracebacks."""
+"""Cloaking (docs/faces.md#access-policy-denied-files-are-cloaked) and bad input
+(docs/errors.md) through the API: codes, never tracebacks."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Cloaking by real location (SPEC §1, docs/SAFETY.md): no alias uncloaks a denied file.
+"""Cloaking by real location (docs/SAFETY.md#cloaking-and-the-root): no alias uncloaks a denied
+file.
 
 Deny and ignore rules apply to a file's path as reached from the root without following
 symlinked folders, and a symlinked folder is never descended — named as a scope neither — so

@@ -1,7 +1,7 @@
-"""SPEC §1: a match in a file that is not valid UTF-8 carries ``"encoding": "binary-safe"``.
+"""A match in a file that is not valid UTF-8 carries ``"encoding": "binary-safe"``.
 
-Matches in UTF-8 files (with or without a BOM) keep exactly the SPEC §3.4 keys; the marker
-survives paging (pages cut from stored rows) and shows in both renderings.
+Matches in UTF-8 files (with or without a BOM) keep exactly the keys of docs/json.md#a-match; the
+marker survives paging (pages cut from stored rows) and shows in both renderings.
 """
 
 from __future__ import annotations

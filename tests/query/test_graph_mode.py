@@ -1,4 +1,5 @@
-"""``graph:`` through the query layer on bad and awkward input (SPEC §1, §3.4, §3.5, §8).
+"""``graph:`` through the query layer on bad and awkward input
+(docs/query.md#graph-the-reference-graph, docs/errors.md).
 
 Missing and cloaked paths are ``not_found`` alike and cloaked files never reach the graph; an
 unknown id is ``not_found``; a file in a language without tags rules (Kotlin), a file with no
@@ -264,7 +265,7 @@ def test_other_files_are_answered_beside_a_file_over_the_cap(big_wb: Workbench) 
 def test_regression_graph_answer_is_complete_only_when_every_file_was_tagged(
     big_wb: Workbench,
 ) -> None:
-    """SPEC §3.4: ``complete: false`` whenever anything was not searched (a cap).
+    """docs/json.md#search: ``complete: false`` whenever anything was not searched (a cap).
 
     ``gen/big.py`` (over the 2 MiB tags cap) calls ``helper`` about 75,000 times; ``graph:#ID``
     and ``graph:`` cannot list or weigh those uses, so they must say so. Regression (fixed in

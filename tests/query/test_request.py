@@ -1,4 +1,5 @@
-"""Request validation (SPEC §3, §3.5): bounds and malformed input, before any I/O."""
+"""Request validation (docs/query.md#options, docs/errors.md): bounds and malformed input, before
+any I/O."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Prefix routing (SPEC §3): known prefixes, unknown `word:` prefixes as text, unbuilt engines."""
+"""Prefix routing (docs/query.md): known prefixes, unknown `word:` prefixes as text, unbuilt
+engines."""
 
 from __future__ import annotations
 

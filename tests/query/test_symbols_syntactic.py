@@ -1,4 +1,5 @@
-"""symbols: / symbol:# without a language server: tags-based, marked syntactic (SPEC §7)."""
+"""symbols: / symbol:# without a language server: tags-based, marked syntactic
+(docs/query.md#symbols-and-symbolid-declarations)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Every SPEC §3.1 rule, through the API: quoting, Boolean, fallbacks, possible_names."""
+"""Every rule of docs/query.md#plain-text, through the API: quoting, Boolean, fallbacks,
+possible_names."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Capture references (SPEC §5) are derived from their match's row: none is stored on its own."""
+"""Capture references (docs/references.md#captures) are derived from their match's row: none is
+stored on its own."""
 
 from __future__ import annotations
 
@@ -49,7 +50,7 @@ def test_capture_refs_name_their_match_and_write_no_rows(wb: Workbench) -> None:
     for n, match in enumerate(data["matches"], start=1):
         assert set(match["captures"]) == {"F", "A", "B"}
         for name, cap in match["captures"].items():
-            assert set(cap) == {"text", "ref", "nodes"}  # SPEC §5, nothing more
+            assert set(cap) == {"text", "ref", "nodes"}  # docs/json.md#captures, nothing more
             assert (
                 cap["ref"] == f"RESULT#{hex_id}:{n}:{name}" == capture_ref(data["result"], n, name)
             )

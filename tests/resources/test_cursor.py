@@ -1,4 +1,5 @@
-"""Cursors are opaque, authenticated and tied to one result (SPEC §3.3)."""
+"""Cursors are opaque, authenticated and tied to one result
+(docs/query.md#ordering-and-pagination)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Pagination (SPEC §3.3): every match once, in order, across pages; cursors tied to results."""
+"""Pagination (docs/query.md#ordering-and-pagination): every match once, in order, across pages;
+cursors tied to results."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""References through the API (SPEC §4-§5): read, staleness, :all refresh, scopes, select."""
+"""References through the API (docs/references.md): read, staleness, :all refresh, scopes,
+select."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Reference strings parse strictly (SPEC §5): malformed is invalid_query, never a crash."""
+"""Reference strings parse strictly (docs/references.md#the-forms): malformed is invalid_query,
+never a crash."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Tests for ``possible_names`` suggestions (SPEC §3.1 rule 5) and frecency from git."""
+"""Tests for ``possible_names`` suggestions (docs/query.md#name-suggestions) and frecency from
+git."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Tests for ``files:`` globs and fuzzy path ranking (SPEC §3 routing table, §3.3)."""
+"""Tests for ``files:`` globs and fuzzy path ranking (docs/query.md#files-paths)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Tests for the file-level trigram index (research textsearch.md §4, §10.3)."""
+"""Tests for the file-level trigram index (benchmarks/RESULTS.md#measured-constraints)."""
 
 from __future__ import annotations
 
@@ -85,7 +85,8 @@ def test_sync_adds_changes_and_drops() -> None:
     entries = [(p, len(d), 1) for p, d in disk.items()] + [("x.bin", 3, 1)]
     assert idx.sync(entries, read) == 5
     assert idx.known("x.bin") == (3, 1)
-    # declined files stay candidates, so the scan counts them as skipped (SPEC §1)
+    # declined files stay candidates, so the scan counts them as skipped
+    # (docs/faces.md#which-files-are-searched)
     assert "x.bin" in (idx.candidates(((b"get",),)) or set())
     reads.clear()
     assert idx.sync(entries, read) == 0 and reads == []

@@ -1,8 +1,8 @@
 """Fixtures for workspace tests: trees turned into git repositories, and git's own listing.
 
 ``git ls-files -o --exclude-standard`` in a repository with nothing committed is the oracle for
-ignore semantics (research §7). Git runs with no system or global config so a developer's
-``core.excludesFile`` cannot change the answer.
+ignore semantics (benchmarks/RESULTS.md#measured-constraints). Git runs with no system or global
+config so a developer's ``core.excludesFile`` cannot change the answer.
 """
 
 from __future__ import annotations

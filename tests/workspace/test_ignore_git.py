@@ -1,8 +1,8 @@
 """Ignore semantics checked against git itself (``git ls-files -o --exclude-standard``).
 
 Each test builds a tree in a fresh repository and asserts that ``Workspace.list_files`` lists
-exactly what git lists (research §7), then pins a few expected survivors so that a broken oracle
-cannot make a test pass vacuously.
+exactly what git lists (benchmarks/RESULTS.md#measured-constraints), then pins a few expected
+survivors so that a broken oracle cannot make a test pass vacuously.
 """
 
 from __future__ import annotations
@@ -56,7 +56,8 @@ PITFALL_TREE: dict[str, str | bytes] = {
     "docs/inner/a.md": "x",
     "out/top.txt": "x",
     "out/sub/deep.txt": "x",
-    # research §7 pitfall: "*", "!*/", "!*.keep" keeps neg/d/one.keep
+    # the pathspec pitfall (benchmarks/RESULTS.md#measured-constraints): "*", "!*/",
+    # "!*.keep" keeps neg/d/one.keep
     "neg/.gitignore": "*\n!*/\n!*.keep\n",
     "neg/d/one.keep": "x",
     "neg/d/two.txt": "x",

@@ -47,16 +47,22 @@ __all__ = [
     "read_text_input",
 ]
 
-HUMAN: dict[str, Callable[[Any], Text]] = {
-    "search": render.search_human,
-    "read": render.read_human,
-    "select": render.read_human,
-    "index": render.index_human,
-    **{verb: partial(render.edit_human, verb=verb) for verb in EDIT_VERBS},
-    "rename": render.rename_human,
-    "doctor": render.doctor_human,
+HUMAN: dict[str, str] = {
+    "search": "search_human",
+    "read": "read_human",
+    "select": "read_human",
+    "index": "index_human",
+    **dict.fromkeys(EDIT_VERBS, "edit_human"),
+    "rename": "rename_human",
+    "doctor": "doctor_human",
 }
-"""How each verb's JSON is shown without ``--json``."""
+"""How each verb's JSON is shown without ``--json``: the ``sleuth.render`` function (loaded
+when first used; an edit's also takes the verb)."""
+
+
+def _human(verb: str) -> Callable[[Any], Text]:
+    shown: Callable[..., Text] = getattr(render, HUMAN[verb])
+    return partial(shown, verb=verb) if verb in EDIT_VERBS else shown
 
 
 def default_engine(root: str, no_ignore: bool, session: Session | None = None) -> Engine:
@@ -213,9 +219,9 @@ def main(
         if as_json:
             _write_json(data, out)
         else:
-            human = HUMAN[invocation.verb](data)
+            human = _human(invocation.verb)(data)
             if not _encodes(human.plain):  # a surrogate in the answer must not crash the print
-                human = HUMAN[invocation.verb](render.printable(data))
+                human = _human(invocation.verb)(render.printable(data))
             _write_human(human, out)
     except BrokenPipeError:
         # `sleuth search x | head`: the reader left; quietly stop like ripgrep does.

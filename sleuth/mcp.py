@@ -181,12 +181,12 @@ class SleuthTools:
 
         async def call(**arguments: Any) -> CallToolResult:
             return await self._answer(
-                lambda: verb.request.build(**arguments), verb.run_object, COMPACT[verb.name]
+                lambda: verb.request_type().build(**arguments), verb.run_object, COMPACT[verb.name]
             )
 
         call.__name__ = verb.name
         call.__doc__ = verb.description
-        setattr(call, "__signature__", tool_signature(verb.request, CallToolResult))  # noqa: B010
+        setattr(call, "__signature__", tool_signature(verb.request_type(), CallToolResult))  # noqa: B010
         return call
 
 
@@ -269,7 +269,7 @@ def build_server(engine: EngineThread) -> MCPServer[Any]:
     server = _Server("sleuth", instructions=INSTRUCTIONS, log_level="WARNING")
     sleuth_tools = SleuthTools(engine)
     for verb in tools():
-        server.tool_arguments[verb.name] = tool_arguments(verb.request)
+        server.tool_arguments[verb.name] = tool_arguments(verb.request_type())
         server.add_tool(
             sleuth_tools.tool(verb),
             name=verb.name,

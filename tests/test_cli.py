@@ -794,7 +794,7 @@ def test_edit_usage_errors_before_any_engine(argv: list[str]) -> None:
 )
 def test_edit_request_build_validates(verb: str, kwargs: dict[str, Any]) -> None:
     with pytest.raises(SleuthError) as info:
-        verbs.VERBS[verb].request.build("SEARCH#00ff:1:match", **kwargs)
+        verbs.VERBS[verb].request_type().build("SEARCH#00ff:1:match", **kwargs)
     assert info.value.code == "invalid_query"
 
 

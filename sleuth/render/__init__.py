@@ -35,25 +35,70 @@ engine.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from sleuth.render.common import error_line, printable
-from sleuth.render.doctor import doctor_compact, doctor_human
-from sleuth.render.edits import (
-    edit_compact,
-    edit_header,
-    edit_human,
-    rename_compact,
-    rename_header,
-    rename_human,
-)
-from sleuth.render.read import index_human, read_compact, read_human
-from sleuth.render.search import (
-    count_phrase,
-    search_compact,
-    search_human,
-    status_phrase,
-    suggestion_phrase,
-    symbol_phrase,
-)
+
+if TYPE_CHECKING:
+    from sleuth.render.doctor import doctor_compact, doctor_human
+    from sleuth.render.edits import (
+        edit_compact,
+        edit_header,
+        edit_human,
+        rename_compact,
+        rename_header,
+        rename_human,
+    )
+    from sleuth.render.read import index_human, read_compact, read_human
+    from sleuth.render.search import (
+        count_phrase,
+        search_compact,
+        search_human,
+        status_phrase,
+        suggestion_phrase,
+        symbol_phrase,
+    )
+
+_HOME = {
+    **dict.fromkeys(("doctor_compact", "doctor_human"), "doctor"),
+    **dict.fromkeys(
+        (
+            "edit_compact",
+            "edit_header",
+            "edit_human",
+            "rename_compact",
+            "rename_header",
+            "rename_human",
+        ),
+        "edits",
+    ),
+    **dict.fromkeys(("index_human", "read_compact", "read_human"), "read"),
+    **dict.fromkeys(
+        (
+            "count_phrase",
+            "search_compact",
+            "search_human",
+            "status_phrase",
+            "suggestion_phrase",
+            "symbol_phrase",
+        ),
+        "search",
+    ),
+}
+"""Where each rendering lives: a module is imported when one of its functions is first used
+(a ``--json`` call renders nothing, a search renders only search answers)."""
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOME.get(name)
+    if home is None:
+        raise AttributeError(f"module 'sleuth.render' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(f"sleuth.render.{home}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "search_human",

@@ -22,7 +22,6 @@ from typing import Any, BinaryIO, NoReturn
 from sleuth.errors import InvalidPath, InvalidQuery
 from sleuth.fields import Spelled, request_fields
 from sleuth.query.request import check_text
-from sleuth.service.requests import MAX_EDIT_TEXT
 from sleuth.service.verbs import VERBS
 
 __all__ = ["Invocation", "build_parser", "parse_args", "read_text_input", "request_from"]
@@ -121,6 +120,8 @@ def read_text_input(text_file: str | None, stdin: BinaryIO | None = None) -> str
 
     Read byte for byte, at most the engine's cap (``invalid_query`` past it, before anything is
     written), decoded as strict UTF-8. A terminal on stdin is refused instead of waited on."""
+    from sleuth.service.requests import MAX_EDIT_TEXT  # late: a search never needs it
+
     cap = MAX_EDIT_TEXT
     if text_file is None or text_file == "-":
         stream = stdin if stdin is not None else getattr(sys.stdin, "buffer", None)
@@ -173,19 +174,22 @@ def _workspace_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The whole ``sleuth`` parser: one subparser per CLI verb, plus ``mcp``."""
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The ``sleuth`` parser: one subparser per CLI verb, plus ``mcp``; with ``only`` (a verb
+    argv names), that verb's subparser alone: making every verb's parser costs a one-shot call
+    more than parsing does (argparse's set-up per parser)."""
     parser = _Parser(prog="sleuth", description="Code search with hash-stamped references.")
     _workspace_arguments(parser)
     sub = parser.add_subparsers(dest="verb", metavar="COMMAND", required=True)
     for verb in VERBS.values():
-        if "cli" not in verb.faces:
+        if "cli" not in verb.faces or only not in (None, verb.name):
             continue
         verb_parser = sub.add_parser(verb.name, help=verb.summary)
-        for field in request_fields(verb.request):
+        for field in request_fields(verb.request_type()):
             _add_field(verb_parser, field)
         _workspace_arguments(verb_parser)
-    _workspace_arguments(sub.add_parser("mcp", help="serve the verbs as MCP tools over stdio"))
+    if only in (None, "mcp"):
+        _workspace_arguments(sub.add_parser("mcp", help="serve the verbs as MCP tools over stdio"))
     return parser
 
 
@@ -232,10 +236,26 @@ def _check_texts(parser: argparse.ArgumentParser, ns: argparse.Namespace) -> Non
                 check_text(item, _shown_name(action))
 
 
+def _verb_named(argv: Sequence[str]) -> str:
+    """The verb argv names (its first word that is one, past ``--root DIR``), or ``""``
+    (then the whole parser is made, to list the verbs in its usage error or help)."""
+    skip = False
+    for word in argv:
+        if skip:
+            skip = False
+        elif word == "--root":
+            skip = True
+        elif word in VERBS or word == "mcp":
+            return word
+        elif word == "--":
+            break
+    return ""
+
+
 def parse_args(argv: Sequence[str]) -> Invocation:
     """argv -> ``Invocation``; raises ``InvalidQuery`` for usage errors. No workspace I/O
     happens; only the text of ``replace``/``insert`` is read (``--text-file`` or stdin)."""
-    parser = build_parser()
+    parser = build_parser(only=_verb_named(argv) or None)
     ns, extras = parser.parse_known_args(list(argv))
     verb_parser = _verb_parser(parser, ns.verb)
     _check_known(verb_parser, ns.verb, extras)
@@ -246,5 +266,5 @@ def parse_args(argv: Sequence[str]) -> Invocation:
         root=getattr(ns, "root", "."),
         json=getattr(ns, "json", False),
         no_ignore=getattr(ns, "no_ignore", False),
-        request=request_from(ns, verb.request) if verb else None,
+        request=request_from(ns, verb.request_type()) if verb else None,
     )

@@ -14,20 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from sleuth.service.requests import (
-    CopyRequest,
-    DeleteRequest,
-    DoctorRequest,
-    IndexRequest,
-    InsertRequest,
-    MoveRequest,
-    ReadRequest,
-    RenameRequest,
-    ReplaceRequest,
-    SearchRequest,
-    SelectRequest,
-    UndoRequest,
-)
+from sleuth.query.request import SearchRequest
 
 __all__ = [
     "Engine",
@@ -125,7 +112,9 @@ class Verb:
     MCP tool's), whether it only reads, and how it runs."""
 
     name: str
-    request: type[Any]
+    request: type[Any] | str
+    """The request type, or its name in ``sleuth.service.requests`` (imported when first
+    needed: a ``sleuth search`` never pays for the other verbs' request classes)."""
     summary: str
     description: str
     run: Callable[[Engine, Any], JsonAnswer]
@@ -135,11 +124,20 @@ class Verb:
     ``run`` may answer a list."""
     faces: tuple[str, ...] = ("cli", "mcp")
 
+    def request_type(self) -> type[Any]:
+        """The verb's request type."""
+        if isinstance(self.request, str):
+            from sleuth.service import requests
+
+            found: type[Any] = getattr(requests, self.request)
+            return found
+        return self.request
+
     def run_object(self, engine: Engine, request: Any) -> JsonAnswer:
         return (self.object_run or self.run)(engine, request)
 
 
-def _edit(name: str, request: type[Any], summary: str, description: str) -> Verb:
+def _edit(name: str, request: str, summary: str, description: str) -> Verb:
     return Verb(name, request, summary, description, _method(name), read_only=False)
 
 
@@ -157,7 +155,7 @@ VERBS: dict[str, Verb] = {
         ),
         Verb(
             "read",
-            ReadRequest,
+            "ReadRequest",
             "read a file or a reference (registers a RESULT#)",
             "Read a file (optionally a window of lines) or the exact text a reference selects. "
             "Answers a RESULT# id for what was shown (usable as a reference, e.g. as a search "
@@ -166,7 +164,7 @@ VERBS: dict[str, Verb] = {
         ),
         Verb(
             "select",
-            SelectRequest,
+            "SelectRequest",
             "keep some matches of a result as a RESULT#",
             "Keep some matches (their #n) of a result as a new RESULT#, across all its pages. "
             "Answers the RESULT# id and one line per selected line: path:line| text.",
@@ -174,7 +172,7 @@ VERBS: dict[str, Verb] = {
         ),
         Verb(
             "index",
-            IndexRequest,
+            "IndexRequest",
             "build or refresh the trigram index in .sleuth/",
             "Build or refresh the trigram index in .sleuth/.",
             _index,
@@ -182,7 +180,7 @@ VERBS: dict[str, Verb] = {
         ),
         _edit(
             "replace",
-            ReplaceRequest,
+            "ReplaceRequest",
             "replace what a reference selects with new text",
             "Replace every range a reference selects with text, in every file or none (a changed "
             "file is stale_reference: search again). Answers a RESULT# selecting the new text, "
@@ -190,42 +188,42 @@ VERBS: dict[str, Verb] = {
         ),
         _edit(
             "insert",
-            InsertRequest,
+            "InsertRequest",
             "insert text before (or after) what a reference selects",
             "Insert text before (or after) every range a reference selects. Answers a RESULT# "
             "selecting the inserted text, then a unified diff.",
         ),
         _edit(
             "delete",
-            DeleteRequest,
+            "DeleteRequest",
             "delete what a reference selects (whole lines for :line)",
             "Delete every range a reference selects (a :line reference takes its line breaks "
             "too). Answers a RESULT# selecting the empty positions, then a unified diff.",
         ),
         _edit(
             "copy",
-            CopyRequest,
+            "CopyRequest",
             "copy what a reference selects to --to TARGET",
             "Copy the text a reference selects to a target (a reference, or PATH:LINE to insert "
             "before that line). Answers a RESULT# selecting the copy, then a unified diff.",
         ),
         _edit(
             "move",
-            MoveRequest,
+            "MoveRequest",
             "move what a reference selects to --to TARGET",
             "Move the text a reference selects to a target (a reference, or PATH:LINE), in one "
             "all-or-nothing edit. Answers a RESULT# selecting the moved text, then a unified diff.",
         ),
         _edit(
             "undo",
-            UndoRequest,
+            "UndoRequest",
             "undo an edit by its RESULT#, if its files are unchanged since",
             "Undo an edit: restore the exact bytes it replaced, if its files still hold what it "
             "wrote (otherwise conflict, nothing written). Answers a RESULT# and a unified diff.",
         ),
         Verb(
             "rename",
-            RenameRequest,
+            "RenameRequest",
             "rename a symbol through its language server (REF NEW or REF#NEW)",
             "Rename a symbol through its language server (native rename, every file or none; "
             "unsupported without a server). Answers a RESULT# selecting every new name, a "
@@ -236,7 +234,7 @@ VERBS: dict[str, Verb] = {
         ),
         Verb(
             "doctor",
-            DoctorRequest,
+            "DoctorRequest",
             "list the language servers: found, version, how to install",
             "The language servers per language: found or not, version, how to install. Without "
             "a server symbols: answers are syntactic and rename is unsupported.",

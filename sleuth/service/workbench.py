@@ -23,17 +23,6 @@ from sleuth.query.request import DEFAULT_LIMIT, SearchRequest
 from sleuth.resources.registry import Registry
 from sleuth.resources.response import SearchResult
 from sleuth.resources.views import ReadResult, Views
-from sleuth.service.requests import (
-    CopyRequest,
-    DeleteRequest,
-    InsertRequest,
-    MoveRequest,
-    ReadRequest,
-    RenameRequest,
-    ReplaceRequest,
-    SelectRequest,
-    UndoRequest,
-)
 from sleuth.service.search import Searches
 from sleuth.service.session import Session
 from sleuth.tuning import Tuning
@@ -171,52 +160,69 @@ class Workbench:
         self, target: str, *, offset: int | None = None, limit: int | None = None
     ) -> ReadResult:
         """The text a path (with a line window) or a reference selects; registers a RESULT#."""
-        req = ReadRequest.build(target, offset=offset, limit=limit)
+        from sleuth.service import requests as rq  # late: a search never needs it
+
+        req = rq.ReadRequest.build(target, offset=offset, limit=limit)
         return self._views.read(req.target, req.offset, req.limit)
 
     def select(self, ref: str, items: Sequence[int]) -> ReadResult:
         """Register the matches ``items`` (their ``#n``) of result ``ref`` as a RESULT#."""
-        req = SelectRequest.build(ref, items)
+        from sleuth.service import requests as rq  # late: a search never needs it
+
+        req = rq.SelectRequest.build(ref, items)
         return self._views.select(req.ref, req.items)
 
     # -- edits (docs/edits.md): stamps checked first, all files or none ---------------------
 
     def replace(self, ref: str, text: str) -> ReadResult:
         """Replace every range ``ref`` selects with ``text``."""
-        req = ReplaceRequest.build(ref, text)
+        from sleuth.service import requests as rq  # late: a search never needs it
+
+        req = rq.ReplaceRequest.build(ref, text)
         return self._editor.replace(req.ref, req.text)
 
     def insert(
         self, ref: str, text: str, *, where: Literal["before", "after"] = "before"
     ) -> ReadResult:
         """Insert ``text`` before (or after) every range ``ref`` selects."""
-        req = InsertRequest.build(ref, text, where=where)
+        from sleuth.service import requests as rq  # late: a search never needs it
+
+        req = rq.InsertRequest.build(ref, text, where=where)
         return self._editor.insert(req.ref, req.text, req.where)
 
     def delete(self, ref: str) -> ReadResult:
         """Delete every range ``ref`` selects (whole lines with their line breaks)."""
-        return self._editor.delete(DeleteRequest.build(ref).ref)
+        from sleuth.service import requests as rq  # late: a search never needs it
+
+        return self._editor.delete(rq.DeleteRequest.build(ref).ref)
 
     def copy(self, ref: str, *, to: str) -> ReadResult:
         """Copy the selected text to ``to`` (a reference or ``PATH:LINE``)."""
-        req = CopyRequest.build(ref, to=to)
+        from sleuth.service import requests as rq  # late: a search never needs it
+
+        req = rq.CopyRequest.build(ref, to=to)
         return self._editor.copy(req.ref, req.to)
 
     def move(self, ref: str, *, to: str) -> ReadResult:
         """Move the selected text to ``to`` (a reference or ``PATH:LINE``)."""
-        req = MoveRequest.build(ref, to=to)
+        from sleuth.service import requests as rq  # late: a search never needs it
+
+        req = rq.MoveRequest.build(ref, to=to)
         return self._editor.move(req.ref, req.to)
 
     def undo(self, result: str) -> ReadResult:
         """Restore the bytes an edit replaced, while its files still hold what it wrote."""
-        return self._editor.undo(UndoRequest.build(result).result)
+        from sleuth.service import requests as rq  # late: a search never needs it
+
+        return self._editor.undo(rq.UndoRequest.build(result).result)
 
     def rename(self, ref: str, new_name: str | None = None, *, force: bool = False) -> ReadResult:
         """Native rename through the language server (docs/edits.md#rename); also
         ``rename("REF#NEW")``."""
         from sleuth.edit.rename import Renamer
+        from sleuth.service import requests as rq  # late: a search never needs it
 
-        req = RenameRequest.build(ref, new_name, force=force)
+        req = rq.RenameRequest.build(ref, new_name, force=force)
         return Renamer(self.workspace, self._resolver, self._views, self._editor).rename(
             req.ref, req.new_name, self._server_pool(), force=req.force
         )

@@ -97,7 +97,7 @@ def test_workbench_methods_take_their_requests_fields(name: str) -> None:
     """``Workbench.<verb>`` has one parameter per request field, with the field's default."""
     method = getattr(Workbench, name)
     params = list(inspect.signature(method).parameters.values())[1:]
-    fields = request_fields(verbs.VERBS[name].request)
+    fields = request_fields(verbs.VERBS[name].request_type())
     assert [p.name for p in params] == [f.name for f in fields]
     for param, field in zip(params, fields, strict=True):
         expected = inspect.Parameter.empty if field.required else field.default
@@ -107,6 +107,6 @@ def test_workbench_methods_take_their_requests_fields(name: str) -> None:
 @pytest.mark.parametrize("name", list(verbs.VERBS))
 def test_every_request_refuses_unknown_arguments(name: str) -> None:
     with pytest.raises(SleuthError) as info:
-        verbs.VERBS[name].request.build(no_such_argument=1)
+        verbs.VERBS[name].request_type().build(no_such_argument=1)
     assert info.value.code == "invalid_query"
     assert "no_such_argument" in info.value.message

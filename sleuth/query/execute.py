@@ -174,7 +174,7 @@ def prepare(
     byte ranges are searched, each on its own.
     """
     engines = engines or Engines()
-    index, trees = engines.index, engines.trees
+    index = engines.index
     rt = route(req.query)
     if scope_ranges is not None:
         return _prepare_in_ranges(ws, req, rt, scope_ranges, engines)
@@ -208,24 +208,29 @@ def prepare(
         _plan_graph(prepared, engines)
         return prepared
     if rt.mode == "ast":
-        from sleuth.query.ast_mode import plan_ast
-
-        source, prepared.files = plan_ast(
-            rt.body,
-            req,
-            files,
-            trees,
-            tuning=ws.tuning,
-            pool=engines.match_pool,
-            memos=engines.ast_memos,
-        )
-        prepared.stages = [Stage("ast", None, source)]
+        _plan_ast(prepared, engines)
     else:
         prepared.stages, prepared.suggest = _text_stages(rt, req)
     if index is not None:
         index.sync(files, whole=scope == "" and not req.include and not req.exclude)
         prepared.index = index if index.ready else None
     return prepared
+
+
+def _plan_ast(prepared: Prepared, engines: Engines) -> None:
+    """The one stage of an ``ast:`` query, over the files that may hold its literals."""
+    from sleuth.query.ast_mode import plan_ast
+
+    source, prepared.files = plan_ast(
+        prepared.route.body,
+        prepared.request,
+        prepared.files,
+        engines.trees,
+        tuning=prepared.ws.tuning,
+        pool=engines.match_pool,
+        memos=engines.ast_memos,
+    )
+    prepared.stages = [Stage("ast", None, source)]
 
 
 def _text_stages(rt: Route, req: SearchRequest) -> tuple[list[Stage], bool]:
@@ -389,18 +394,7 @@ def _prepare_in_ranges(
         _plan_symbols(prepared, engines, ranges)
         prepared.ranges = None  # declarations were already kept to the ranges
     elif rt.mode == "ast":
-        from sleuth.query.ast_mode import plan_ast
-
-        source, prepared.files = plan_ast(
-            rt.body,
-            req,
-            files,
-            engines.trees,
-            tuning=ws.tuning,
-            pool=engines.match_pool,
-            memos=engines.ast_memos,
-        )
-        prepared.stages = [Stage("ast", None, source)]
+        _plan_ast(prepared, engines)
     else:
         prepared.stages, prepared.suggest = _text_stages(rt, req)
         if prepared.stages[0].mode == "boolean":

@@ -132,19 +132,24 @@ def _drained(cmd: Sequence[str], cwd: Path, env: dict[str, str] | None = None) -
 
 
 def bench_cli(
-    sleuth: Sleuth, rg: str, tree: Path, runs: int, log: Callable[[str], None]
-) -> tuple[Series, Series]:
-    rg_cmd = [rg, "--no-config", QUERY, str(tree)]
-    sleuth_cmd = [*sleuth.argv, "search", QUERY, "--root", str(tree)]
-    rg_s, sleuth_s = Series(), Series()
-    for rnd in range(runs + 1):  # round 0 warms the page cache and makes .sleuth/
-        pair = [("rg", rg_cmd, None), ("sleuth", sleuth_cmd, sleuth.env)]
-        for name, cmd, env in pair if rnd % 2 else pair[::-1]:
-            dt = _drained(cmd, tree, env)
+    sleuths: Sequence[Sleuth], rg: str, tree: Path, runs: int, log: Callable[[str], None]
+) -> tuple[Series, list[Series]]:
+    """rg and each sleuth once per round, in an order that rotates from round to round (so a
+    change of load hits every contender alike); round 0 warms the page cache."""
+    contenders: list[tuple[list[str], dict[str, str] | None]] = [
+        ([rg, "--no-config", QUERY, str(tree)], None)
+    ]
+    contenders += [([*s.argv, "search", QUERY, "--root", str(tree)], s.env) for s in sleuths]
+    series = [Series() for _ in contenders]
+    for rnd in range(runs + 1):
+        order = list(range(len(contenders)))
+        order = order[rnd % len(order) :] + order[: rnd % len(order)]
+        for i in order:
+            dt = _drained(contenders[i][0], tree, contenders[i][1])
             if rnd:
-                (rg_s if name == "rg" else sleuth_s).times.append(dt)
+                series[i].times.append(dt)
     log(f"cli: {runs} runs done")
-    return rg_s, sleuth_s
+    return series[0], series[1:]
 
 
 def bench_mcp(sleuth: Sleuth, tree: Path, runs: int, log: Callable[[str], None]) -> Series:
@@ -173,6 +178,19 @@ def bench_mcp(sleuth: Sleuth, tree: Path, runs: int, log: Callable[[str], None])
         dt = anyio.run(once)
         if rnd:
             series.times.append(dt)
+    log(f"mcp: {runs} runs done")
+    return series
+
+
+def bench_mcp_rounds(
+    sleuths: Sequence[Sleuth], tree: Path, runs: int, log: Callable[[str], None]
+) -> list[Series]:
+    """``bench_mcp`` of each sleuth, one run at a time in turn (interleaved like the CLI)."""
+    series = [Series() for _ in sleuths]
+    for rnd in range(runs):
+        for i, one in enumerate(sleuths if rnd % 2 else sleuths[::-1]):
+            index = i if rnd % 2 else len(sleuths) - 1 - i
+            series[index].times += bench_mcp(one, tree, 1, lambda _msg: None).times
     log(f"mcp: {runs} runs done")
     return series
 
@@ -212,6 +230,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tree", type=Path, help="search this tree instead of generating one")
     parser.add_argument("--importtime", action="store_true", help="also list the top imports")
     parser.add_argument("--markdown", action="store_true", help="print a Markdown table")
+    parser.add_argument(
+        "--against",
+        metavar="REPO",
+        help="also run the checkout REPO in the same rounds (interleaved) and print both",
+    )
     args = parser.parse_args(argv)
     if args.python and args.sleuth:
         parser.error("--python goes with --repo, not with --sleuth")
@@ -220,6 +243,10 @@ def main(argv: list[str] | None = None) -> int:
         print(msg, file=sys.stderr, flush=True)
 
     sleuth = make_sleuth(args)
+    baseline = []
+    if args.against:
+        against = argparse.Namespace(sleuth=None, repo=args.against, python=args.python)
+        baseline = [make_sleuth(against)]
     rg = _tool("rg")
     made = args.tree is None
     tree = Path(tempfile.mkdtemp(prefix="sleuth-startup-")) if made else args.tree.resolve()
@@ -227,8 +254,8 @@ def main(argv: list[str] | None = None) -> int:
         if made:
             make_tree(tree, args.files)
         load_start = _load()
-        rg_s, cli_s = bench_cli(sleuth, rg, tree, args.runs, log)
-        mcp_s = bench_mcp(sleuth, tree, args.runs, log)
+        rg_s, (cli_s, *base_cli) = bench_cli([sleuth, *baseline], rg, tree, args.runs, log)
+        mcp_s, *base_mcp = bench_mcp_rounds([sleuth, *baseline], tree, args.runs, log)
         load_end = _load()
         imports = import_times(sleuth, tree, 12) if args.importtime else []
         origin = sleuth.imported_from(tree)
@@ -250,6 +277,12 @@ def main(argv: list[str] | None = None) -> int:
         ("`rg Q R`", rg_s),
         ("MCP spawn -> `initialize` answered", mcp_s),
     ]
+    for base, base_c, base_m in zip(baseline, base_cli, base_mcp, strict=True):
+        print(f"against: {base.label}")
+        rows += [
+            ("against: `sleuth search Q --root R` (cold CLI)", base_c),
+            ("against: MCP spawn -> `initialize` answered", base_m),
+        ]
     ratio = f"{cli_s.median / rg_s.median:.1f}x (min {cli_s.best / rg_s.best:.1f}x)"
     if args.markdown:
         print()
@@ -262,6 +295,10 @@ def main(argv: list[str] | None = None) -> int:
         for name, series in rows:
             print(f"{name:45} median {_ms(series.median):>8}  min {_ms(series.best):>8}")
         print(f"{'ratio sleuth / rg (cold CLI)':45} {ratio}")
+    for base_c, base_m in zip(base_cli, base_mcp, strict=True):
+        for what, ours, theirs in (("cold CLI", cli_s, base_c), ("MCP initialize", mcp_s, base_m)):
+            paired = statistics.median(a - b for a, b in zip(ours.times, theirs.times, strict=True))
+            print(f"{what}: this checkout minus --against, median of the rounds: {_ms(paired)}")
     if imports:
         print()
         print("largest cumulative imports of one `sleuth search` (us: cumulative / self):")

@@ -16,7 +16,6 @@ import xxhash
 
 from sleuth.errors import InvalidQuery, Unsupported
 from sleuth.model import Match, SkipCounts
-from sleuth.query.ast_memo import AstMemos
 from sleuth.query.listing_digest import ListingDigests, listing_digest
 from sleuth.query.request import SearchRequest
 from sleuth.query.router import Route, route
@@ -25,6 +24,7 @@ from sleuth.workspace import FileEntry, Workspace
 
 if TYPE_CHECKING:
     from sleuth.ast_search import MatchPool, TreeCache
+    from sleuth.query.ast_memo import AstMemos
     from sleuth.query.graph_confirm import Confirmer
     from sleuth.query.graph_mode import GraphKeeper
     from sleuth.query.index import IndexKeeper
@@ -147,7 +147,7 @@ class Engines:
     # (made on first use; None: ast: scans stay serial), its per-request ast memos, its listing
     # digest memo and its collector policy (None: ``Collector.of`` the workspace's tuning).
     match_pool: Callable[[], MatchPool | None] | None = None
-    ast_memos: AstMemos = field(default_factory=AstMemos)
+    ast_memos: Callable[[], AstMemos] | None = None  # the session's, made on the first ast:
     digests: ListingDigests = field(default_factory=ListingDigests)
     collector: Collector | None = None
 
@@ -228,7 +228,7 @@ def _plan_ast(prepared: Prepared, engines: Engines) -> None:
         engines.trees,
         tuning=prepared.ws.tuning,
         pool=engines.match_pool,
-        memos=engines.ast_memos,
+        memos=engines.ast_memos() if engines.ast_memos is not None else None,
     )
     prepared.stages = [Stage("ast", None, source)]
 

@@ -37,9 +37,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from sleuth.render.common import error_line, printable
-
 if TYPE_CHECKING:
+    from sleuth.render.common import error_line, printable
     from sleuth.render.doctor import doctor_compact, doctor_human
     from sleuth.render.edits import (
         edit_compact,
@@ -60,6 +59,7 @@ if TYPE_CHECKING:
     )
 
 _HOME = {
+    **dict.fromkeys(("error_line", "printable"), "common"),
     **dict.fromkeys(("doctor_compact", "doctor_human"), "doctor"),
     **dict.fromkeys(
         (

@@ -76,7 +76,7 @@ class Workbench:
             make_servers=self._servers,
             one_shot=one_shot,
             match_pool=self.session.match_pool,
-            ast_memos=self.session.ast_memos,
+            ast_memos=lambda: self.session.ast_memos,
             digests=self.session.listing_digests,
             collector=self.session.collector,
         )

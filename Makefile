@@ -18,10 +18,7 @@ $(STAMP): pyproject.toml
 run: $(STAMP)
 	$(BIN)/sleuth search '$(Q)' --root '$(ROOT)' --limit 20
 
-test: $(STAMP)
-	$(BIN)/ruff check sleuth tests benchmarks
-	$(BIN)/ruff format --check sleuth tests benchmarks
-	$(BIN)/mypy sleuth
+test: lint typecheck
 	$(BIN)/python -m pytest -n 2 tests
 
 lint: $(STAMP)

@@ -67,6 +67,8 @@ from dataclasses import dataclass, field  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
 
+from benchmarks.tools import find_tool  # noqa: E402
+
 REPO = Path(__file__).resolve().parents[1]
 LIMIT = 100
 PAGE = 500
@@ -106,13 +108,6 @@ _nonce = itertools.count()
 def _fresh() -> str:
     """An exclude glob that matches nothing and makes the request new (see the docstring)."""
     return f"sleuth-bench-nonce-{os.getpid()}-{next(_nonce)}"
-
-
-def _tool(name: str) -> str:
-    local = Path(sys.executable).with_name(name)
-    if local.exists():
-        return str(local)
-    raise SystemExit(f"{name} not found next to {sys.executable}; run `make` first")
 
 
 @dataclass
@@ -187,8 +182,8 @@ class Runner:
         self.tree = tree
         self.scope = scope
         self.files = files
-        self.ast_grep = _tool("ast-grep")
-        self.sleuth = _tool("sleuth")
+        self.ast_grep = find_tool("ast-grep")
+        self.sleuth = find_tool("sleuth")
         self._wb: Any = None
 
     def run_ast_grep(self, q: Query) -> str:

@@ -44,18 +44,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from benchmarks.tools import find_tool
+
 REPO = Path(__file__).resolve().parents[1]
 QUERY = "get_user"
-
-
-def _tool(name: str) -> str:
-    local = Path(sys.executable).with_name(name)
-    if local.exists():
-        return str(local)
-    found = shutil.which(name)
-    if found is None:
-        raise SystemExit(f"{name} not found; run `make` or pip install -e '.[test]'")
-    return found
 
 
 @dataclass
@@ -247,7 +239,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.against:
         against = argparse.Namespace(sleuth=None, repo=args.against, python=args.python)
         baseline = [make_sleuth(against)]
-    rg = _tool("rg")
+    rg = find_tool("rg")
     made = args.tree is None
     tree = Path(tempfile.mkdtemp(prefix="sleuth-startup-")) if made else args.tree.resolve()
     try:

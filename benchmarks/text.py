@@ -29,7 +29,6 @@ import argparse
 import json
 import os
 import platform
-import shutil
 import statistics
 import subprocess
 import sys
@@ -38,6 +37,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from benchmarks.tools import find_tool
 
 REPO = Path(__file__).resolve().parents[1]
 LIMIT = 100
@@ -102,16 +103,6 @@ QUERY_SETS: dict[str, list[Query]] = {
 }
 
 
-def _tool(name: str) -> str:
-    local = Path(sys.executable).with_name(name)
-    if local.exists():
-        return str(local)
-    found = shutil.which(name)
-    if found is None:
-        raise SystemExit(f"{name} not found; run `make` or pip install -e '.[test]'")
-    return found
-
-
 @dataclass
 class Series:
     """Timings (seconds) of one contender on one query, plus what it answered."""
@@ -136,8 +127,8 @@ class Runner:
     def __init__(self, tree: Path, *, build_index: bool = True) -> None:
         self.tree = tree
         self.build_index = build_index
-        self.rg = _tool("rg")
-        self.sleuth = _tool("sleuth")
+        self.rg = find_tool("rg")
+        self.sleuth = find_tool("sleuth")
         self._wb: Any = None
         self._calls = 0
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 import sys
 import threading
 import weakref
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from sleuth.tuning import Collector, Tuning
@@ -43,7 +44,9 @@ __all__ = ["Session"]
 
 
 class Session:
-    """Process resources (pools, prefetch, memos, collector policy) under one ``Tuning``."""
+    """Process resources (pools, prefetch, memos, collector policy) under one ``Tuning``,
+    and the closing of what each workbench on it opened (language servers, the file watcher,
+    the registry's writer): one ``close`` lets everything go."""
 
     def __init__(self, tuning: Tuning | None = None) -> None:
         self.tuning = tuning if tuning is not None else Tuning()
@@ -58,6 +61,8 @@ class Session:
         self._pool: MatchPool | None = None
         self._pool_opened = False
         self._lock = threading.Lock()
+        self._held: dict[int, Callable[[], None]] = {}
+        """What a workbench opened and closes itself, closed here if it was not (``hold``)."""
         self._closed = False
 
     @property
@@ -123,13 +128,30 @@ class Session:
             any_size=any_size,
         )
 
+    def hold(self, close: Callable[[], None]) -> Callable[[], None]:
+        """Close ``close`` with the session unless released first; the release is returned
+        (a workbench holds its servers, watcher and registry, and releases them as it closes)."""
+        key = id(close)
+        with self._lock:
+            self._held[key] = close
+
+        def release() -> None:
+            with self._lock:
+                self._held.pop(key, None)
+
+        return release
+
     def close(self) -> None:
-        """Let the workers go, discard an unadopted prefetch, empty the memos (idempotent)."""
+        """Close what workbenches left open, let the workers go, discard an unadopted
+        prefetch, empty the memos (idempotent)."""
         with self._lock:
             if self._closed:
                 return
             self._closed = True
             pool, self._pool = self._pool, None
+            held, self._held = list(self._held.values()), {}
+        for close in reversed(held):
+            close()
         if pool is not None:
             pool.drop_queued()
         if self.prefetched is not None:

@@ -84,6 +84,7 @@ class Workbench:
         self._resolver = self._searches.resolver
         self._views = Views(self.workspace, self._registry, self._resolver)
         self._editor_: Editor | None = None
+        self._release = self.session.hold(self._close_resources)
         if (self.workspace.root / ".sleuth" / "journal").is_dir():
             from sleuth.edit.journal import recover
 
@@ -244,10 +245,16 @@ class Workbench:
         files = self.workspace.list_files().files
         return self.index.build_now(files)
 
-    def close(self) -> None:
+    def _close_resources(self) -> None:
         self._searches.close()
         self.workspace.close()
         self._registry.close()
+
+    def close(self) -> None:
+        """Close the language servers, the watcher and the registry (and the session, if this
+        workbench made it)."""
+        self._release()
+        self._close_resources()
         if self._own_session:
             self.session.close()
 

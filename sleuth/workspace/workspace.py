@@ -209,6 +209,11 @@ class Workspace:
             )
             self._watcher.start()
 
+    @property
+    def watching(self) -> bool:
+        """Whether a file watcher runs for this workspace (``watch``, until ``close``)."""
+        return self._watcher is not None
+
     def close(self) -> None:
         if self._watcher is not None:
             self._watcher.stop()

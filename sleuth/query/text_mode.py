@@ -9,13 +9,26 @@ queries and Boolean queries have one stage and never fall back.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from sleuth.errors import SleuthError
 from sleuth.prefilter import Literals
 from sleuth.query.scan import Stage, TextMode
-from sleuth.text_search.boolean import BoolNode, evaluate, is_boolean, parse_boolean
 from sleuth.text_search.matchers import Matcher, literal_matcher, regex_matcher
 
+if TYPE_CHECKING:
+    from sleuth.text_search.boolean import BoolNode
+
 __all__ = ["Stage", "MatcherSource", "BooleanSource", "plan_text", "plan_regex", "TextMode"]
+
+_OPERATOR_TEXT = ("|", "AND", "OR", "NOT")
+"""What every Boolean operator contains (``AND``, ``OR``, ``NOT``, ``||``, a spaced ``|``)."""
+
+
+def _may_be_boolean(query: str) -> bool:
+    """False when ``query`` cannot be Boolean (no operator's text in it): then the Boolean
+    parser is not even imported, which a plain query's cold start would pay for."""
+    return any(text in query for text in _OPERATOR_TEXT)
 
 
 class MatcherSource:
@@ -54,6 +67,8 @@ class BooleanSource:
         return True
 
     def spans(self, data: bytes, start: int) -> list[tuple[int, int]]:
+        from sleuth.text_search.boolean import evaluate  # loaded with the BoolNode
+
         body = data if start == 0 else data[start:]
         found = evaluate(self._node, body, self._case_sensitive)
         if not found:
@@ -115,9 +130,14 @@ def plan_text(body: str, *, case_sensitive: bool) -> tuple[list[Stage], bool]:
                 ),
             )
         ], False
-    if is_boolean(body):
-        node = parse_boolean(body)
-        return [Stage("boolean", None, BooleanSource(node, case_sensitive=case_sensitive))], False
+    if _may_be_boolean(body):
+        from sleuth.text_search.boolean import is_boolean, parse_boolean  # late: rare, ~9 ms
+
+        if is_boolean(body):
+            node = parse_boolean(body)
+            return [
+                Stage("boolean", None, BooleanSource(node, case_sensitive=case_sensitive))
+            ], False
     stages = [
         Stage(
             "literal",

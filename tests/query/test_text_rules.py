@@ -6,6 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from sleuth.api import Workbench
 from tests.conftest import MakeWorkspace
 
@@ -201,3 +204,32 @@ def test_files_mode_lists_binary_and_large_files(make_workspace: MakeWorkspace) 
     res = _search(root, "files:*")
     assert [m["path"] for m in res["matches"]] == ["data/dump.sql", "logo.png"]
     assert res["complete"] is True and res["skipped"]["too_large"] == 0
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(
+            ["a", "AND", "OR", "NOT", "and", "|", "||", " ", '"', "(", ")", "x|y", "\\"]
+        ),
+        max_size=8,
+    ).map("".join)
+)
+def test_a_query_without_operator_text_is_never_boolean(query: str) -> None:
+    """``plan_text`` skips the Boolean parser (and its import) when no operator's text is in
+    the query: that shortcut must never miss a Boolean query."""
+    from sleuth.query.text_mode import _may_be_boolean
+    from sleuth.text_search.boolean import is_boolean
+
+    if is_boolean(query):
+        assert _may_be_boolean(query)
+
+
+def test_boolean_queries_still_plan_as_boolean() -> None:
+    from sleuth.query.text_mode import plan_text
+
+    for query in ("a AND b", "a || b", "a | b", "NOT a", "x OR (y AND z)"):
+        stages, _ = plan_text(query, case_sensitive=True)
+        assert [s.mode for s in stages] == ["boolean"], query
+    stages, _ = plan_text("a|b", case_sensitive=True)  # not spaced: a literal, then a regex
+    assert stages[0].mode == "literal"

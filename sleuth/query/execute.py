@@ -282,10 +282,12 @@ def _plan_symbols(
 
 
 def _plan_graph(prepared: Prepared, engines: Engines) -> None:
-    from sleuth.query.graph_mode import GraphKeeper, plan_graph, viewed_paths
+    from sleuth.query.graph_mode import GraphKeeper, graph_node_id, plan_graph, viewed_paths
     from sleuth.query.scan import make_match
     from sleuth.query.symbols_mode import TagsCache
 
+    if prepared.route.body.strip().startswith("#"):
+        graph_node_id(prepared.route.body)  # a missing id is a bad query, whatever the graph
     if engines.tags is None:
         engines.tags = TagsCache()
     if engines.graph is None:

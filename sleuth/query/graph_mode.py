@@ -55,6 +55,7 @@ from sleuth.workspace.listing_patch import replaced_entries
 __all__ = [
     "GraphKeeper",
     "plan_graph",
+    "graph_node_id",
     "paths_under",
     "viewed_paths",
     "DEFAULT_DEPTH",
@@ -358,6 +359,17 @@ def _at_name(node: Any) -> tuple[int, int]:
     return start, node.end_byte if node.end_byte is not None else start
 
 
+def graph_node_id(body: str) -> str:
+    """The declaration id of a ``graph:#ID`` body; ``invalid_query`` when there is none (checked
+    before the graph is loaded or a server is asked about it)."""
+    node_id = body.strip()[1:].strip()
+    if not node_id:
+        raise InvalidQuery(
+            "graph:# needs a declaration id (graph:#ID); ids come from symbols: or graph:PATH"
+        )
+    return node_id
+
+
 def plan_graph(
     ws: Workspace,
     body: str,
@@ -372,11 +384,7 @@ def plan_graph(
     source = SymbolSource()
     body = body.strip()
     if body.startswith("#"):
-        node_id = body[1:].strip()
-        if not node_id:
-            raise InvalidQuery(
-                "graph:# needs a declaration id (graph:#ID); ids come from symbols: or graph:PATH"
-            )
+        node_id = graph_node_id(body)
         view = graph.node_view(node_id)
         for direction, uses in (("in", view.incoming), ("out", view.outgoing)):
             for use in uses:

@@ -293,3 +293,17 @@ def test_regression_file_over_the_tags_cap_is_not_parsed(make_workspace: MakeWor
         ws.close()
     assert any("too large" in note for note in prepared.notes)
     assert trees.parses == 2
+
+
+def test_graph_hash_without_an_id_is_invalid_query_before_the_graph_is_built(
+    make_workspace: MakeWorkspace,
+) -> None:
+    """``graph:#`` names no declaration: a bad query (exit 2), answered without building the
+    graph or asking a server (it used to surface as ``not_found`` from the confirmation)."""
+    root = make_workspace({"a.py": "def f():\n    return 1\n"})
+    with Workbench(root) as wb:  # servers allowed: the confirmation step must not run either
+        for query in ("graph:#", "graph:#   "):
+            with pytest.raises(InvalidQuery) as info:
+                wb.search(query)
+            assert "graph:# needs a declaration id" in info.value.message
+        assert wb._engines.graph is None and wb._engines.servers is None  # nothing started

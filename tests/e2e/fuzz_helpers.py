@@ -49,8 +49,9 @@ SPEC_CODES = frozenset(
 )
 ANSWER_CODES = SPEC_CODES - {"internal"}
 
-HANG_GUARD_S = 10.0
-"""No single call may take longer than this (a hang guard, not a speed target)."""
+HANG_GUARD_S = 60.0
+"""No single call may take longer than this: a hang guard, not a speed target (generous, so a
+loaded CI machine never trips it; speed is measured in benchmarks/)."""
 
 
 # --- one MCP call through the official client ----------------------------------------------

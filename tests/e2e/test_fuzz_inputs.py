@@ -24,7 +24,7 @@ folder, two FIFOs, a symlink to a file outside, one to a file inside, a symlinke
   string argument of every tool; each request must be answered.
 * **CLI**: a few lone surrogates in argv (what undecodable bytes in a shell argument become).
 
-Every call has a hang guard: none may take over 10 s (``HANG_GUARD_S``).
+Every call has a hang guard: none may take over ``HANG_GUARD_S`` (60 s).
 """
 
 from __future__ import annotations

@@ -9,6 +9,7 @@ that Unicode check on its own, for the other verbs' arguments in every face.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass
 from typing import Any
@@ -176,20 +177,14 @@ class SearchRequest(Request):
         }
 
     def identity(self) -> dict[str, Any]:
-        """What makes two requests the same search (everything but paging)."""
-        return {
-            "query": self.query,
-            "path": self.path,
-            "include": list(self.include),
-            "exclude": list(self.exclude),
-            "context": self.context,
-            "lang": self.lang,
-            "navigation": self.navigation,
-            "case_sensitive": self.case_sensitive,
-            "selector": self.selector,
-            "strictness": self.strictness,
-            "depth": self.depth,
-        }
+        """What makes two requests the same search: every field but paging (``limit`` and
+        ``cursor``), so a field added to the request is part of every result's identity."""
+        found = {}
+        for field in dataclasses.fields(self):
+            if field.name not in ("limit", "cursor"):
+                value = getattr(self, field.name)
+                found[field.name] = list(value) if isinstance(value, tuple) else value
+        return found
 
     def identity_json(self) -> str:
         return json.dumps(self.identity(), sort_keys=True, ensure_ascii=False)

@@ -726,7 +726,7 @@ def test_text_from_a_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
 
 
 def test_text_input_is_capped_at_the_engine_limit(monkeypatch: pytest.MonkeyPatch) -> None:
-    from sleuth.service.requests import MAX_EDIT_TEXT
+    from sleuth.edit.operations import MAX_EDIT_TEXT
 
     monkeypatch.setattr("sys.stdin", _Stdin(b"x" * (MAX_EDIT_TEXT + 10)))
     with pytest.raises(SleuthError) as info:

@@ -44,11 +44,10 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from sleuth.edit.journal import FileChange, commit
-from sleuth.edit.operations import Editor, Splice, splice, text_arg, unified_diff
+from sleuth.edit.operations import Editor, Splice, splice, unified_diff
 from sleuth.errors import Conflict, InvalidQuery, NotFound, SleuthError, Unsupported
 from sleuth.query.name_syntax import NameSyntax, name_syntax
 from sleuth.query.servers import LanguageServers
-from sleuth.resources.refs import looks_like_ref
 from sleuth.resources.selection import Range, Resolver, Selection
 from sleuth.resources.views import ReadResult, Views
 from sleuth.workspace import FileText, Workspace, encoding_of, stamp_bytes
@@ -56,26 +55,10 @@ from sleuth.workspace import FileText, Workspace, encoding_of, stamp_bytes
 if TYPE_CHECKING:
     from sleuth.query.servers import LspEdit
 
-__all__ = ["Renamer", "split_rename", "find_clashes", "MAX_UNTOUCHED", "MAX_CLASHES"]
+__all__ = ["Renamer", "find_clashes", "MAX_UNTOUCHED", "MAX_CLASHES"]
 
 MAX_UNTOUCHED = 100
 MAX_CLASHES = 100
-_NAME = re.compile(r"[^\W\d]\w*|\$\w*", re.UNICODE)
-
-
-def split_rename(ref: str, new_name: str | None) -> tuple[str, str]:
-    """``(ref, new_name)`` from ``rename(ref, new)`` or the ``REF#NEW_NAME`` form."""
-    ref = text_arg(ref, "ref")
-    if new_name is not None:
-        new_name = text_arg(new_name, "new_name")
-    if new_name is None:
-        head, sep, tail = ref.rpartition("#")
-        if not sep or not looks_like_ref(head):
-            raise InvalidQuery(f"rename needs a new name: rename REF NEW or REF#NEW, got {ref!r}")
-        ref, new_name = head, tail
-    if not isinstance(new_name, str) or not _NAME.fullmatch(new_name):
-        raise InvalidQuery(f"not a valid identifier for a rename: {new_name!r}")
-    return ref, new_name
 
 
 def _install_hint(servers: LanguageServers | None, lang: str | None) -> str:
@@ -121,13 +104,13 @@ class Renamer:
     def rename(
         self,
         ref: str,
-        new_name: str | None,
+        new_name: str,
         servers: LanguageServers | None,
         *,
         force: bool = False,
     ) -> ReadResult:
-        """Rename the symbol ``ref`` names; ``force`` writes even when the name clashes."""
-        ref, new_name = split_rename(ref, new_name)
+        """Rename the symbol ``ref`` names to ``new_name`` (both checked by the rename request,
+        ``sleuth.service.requests.RenameRequest``); ``force`` writes even when it clashes."""
         sel = self._resolver.resolve(ref)
         if len(sel.ranges) != 1:
             raise InvalidQuery(

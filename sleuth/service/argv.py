@@ -120,7 +120,7 @@ def read_text_input(text_file: str | None, stdin: BinaryIO | None = None) -> str
 
     Read byte for byte, at most the engine's cap (``invalid_query`` past it, before anything is
     written), decoded as strict UTF-8. A terminal on stdin is refused instead of waited on."""
-    from sleuth.service.requests import MAX_EDIT_TEXT  # late: a search never needs it
+    from sleuth.edit.operations import MAX_EDIT_TEXT  # late: a search never needs it
 
     cap = MAX_EDIT_TEXT
     if text_file is None or text_file == "-":

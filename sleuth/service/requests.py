@@ -3,20 +3,22 @@
 Each field is declared once, with its type, default and ``Arg`` (help text, CLI spelling, MCP
 description); the CLI parser, the MCP tool schemas and the checks every face shares come from
 here (docs/faces.md). ``build`` validates without I/O and raises ``invalid_query`` naming what
-is wrong; the text of an edit is capped here, once, for every face (``MAX_EDIT_TEXT``).
+is wrong; the text of an edit is capped here for every face, at the Editor's own bound
+(``sleuth.edit.operations.MAX_EDIT_TEXT``).
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from sleuth.errors import InvalidQuery
 from sleuth.fields import Request, arg
 from sleuth.query.request import SearchRequest, check_text, unicode_problem
+from sleuth.resources.refs import looks_like_ref
 
 __all__ = [
-    "MAX_EDIT_TEXT",
     "SearchRequest",
     "ReadRequest",
     "SelectRequest",
@@ -35,10 +37,11 @@ __all__ = [
     "unicode_problem",
 ]
 
-MAX_EDIT_TEXT = 16 * 1024 * 1024
-"""The longest edit text, in characters (``--text-file``/stdin: in bytes)."""
 
 Where = Literal["before", "after"]
+
+_IDENTIFIER = re.compile(r"[^\W\d]\w*|\$\w*", re.UNICODE)
+"""What a rename's new name must be: an identifier (``$`` allowed, as JavaScript and PHP do)."""
 
 _EDIT_REF = "what to edit: SEARCH#H:N:match, SEARCH#H:all:line, RESULT#ID ..."
 _EDIT_REF_MCP = (
@@ -67,6 +70,8 @@ def _edit_text(verb: str, text: object) -> str:
             f"{verb} needs the text (--text, --text-file or stdin)", details={"argument": "text"}
         )
     check_text(text, "text")
+    from sleuth.edit.operations import MAX_EDIT_TEXT  # the Editor's bound; late: edits only
+
     if len(text) > MAX_EDIT_TEXT:
         raise InvalidQuery(
             f"edit text too large ({len(text)} characters, at most {MAX_EDIT_TEXT}): "
@@ -271,8 +276,6 @@ class RenameRequest(Request):
 
     @classmethod
     def check(cls, values: dict[str, Any]) -> dict[str, Any]:
-        from sleuth.edit.rename import split_rename  # late: --help stays instant
-
         ref = _non_empty(
             values["ref"],
             "rename needs a reference to a symbol's name, e.g. "
@@ -285,7 +288,19 @@ class RenameRequest(Request):
         force = values["force"]
         if not isinstance(force, bool):
             raise InvalidQuery(f"force is true or false, got {force!r}")
-        ref, new_name = split_rename(ref, new_name)
+        if new_name is None:  # the REF#NEW_NAME form
+            head, sep, tail = ref.rpartition("#")
+            if not sep or not looks_like_ref(head):
+                raise InvalidQuery(
+                    f"rename needs a new name: rename REF NEW or REF#NEW, got {ref!r}",
+                    details={"argument": "new_name"},
+                )
+            ref, new_name = head, tail
+        if not _IDENTIFIER.fullmatch(new_name):
+            raise InvalidQuery(
+                f"not a valid identifier for a rename: {new_name!r}",
+                details={"argument": "new_name"},
+            )
         return {**values, "ref": ref, "new_name": new_name, "force": force}
 
 

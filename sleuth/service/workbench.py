@@ -224,6 +224,7 @@ class Workbench:
         from sleuth.service import requests as rq  # late: a search never needs it
 
         req = rq.RenameRequest.build(ref, new_name, force=force)
+        assert req.new_name is not None  # a built request has split REF#NEW_NAME
         return Renamer(self.workspace, self._resolver, self._views, self._editor).rename(
             req.ref, req.new_name, self._server_pool(), force=req.force
         )

@@ -36,7 +36,6 @@ from sleuth.resources.selection import Resolver, request_of
 from sleuth.workspace import Workspace
 
 if TYPE_CHECKING:
-    from sleuth.ast_search import TreeCache
     from sleuth.model import Match
     from sleuth.query.index import IndexKeeper
 
@@ -61,7 +60,6 @@ class Searches:
         self.resolver = Resolver(ws, registry, self)
         self._build_index = build_index
         self._index: IndexKeeper | None = None
-        self._trees: TreeCache | None = None
 
     @property
     def index(self) -> IndexKeeper:
@@ -72,23 +70,19 @@ class Searches:
             self._index = IndexKeeper(self._ws, build=self._build_index)
         return self._index
 
-    def _trees_cache(self) -> TreeCache | None:
-        """Parse trees are worth keeping only in a process that answers many queries."""
-        if self._trees is None and self._build_index:
-            from sleuth.ast_search import TreeCache
-
-            self._trees = TreeCache()
-        return self._trees
-
     # -- preparing --------------------------------------------------------------------------
 
     def _prepare(self, req: SearchRequest) -> Prepared:
         """Prepare a search; a reference as ``path`` is resolved to its exact ranges first."""
         engines = self.engines
-        engines.trees = self._trees_cache()
-        # a one-shot process (the CLI) neither loads nor builds the index: loading it costs more
-        # than the scan it would save (benchmarks/RESULTS.md)
-        engines.index = self.index if self._build_index else None
+        if self._build_index and engines.index is None:
+            # made once, kept warm: a long-running face's parse trees and index. A one-shot
+            # process (the CLI) neither loads nor builds the index, nor keeps trees: loading
+            # it costs more than the scan it would save (benchmarks/RESULTS.md)
+            from sleuth.ast_search import TreeCache
+
+            engines.trees = TreeCache()
+            engines.index = self.index
         if req.query.startswith("symbol:#"):
             sid = req.query.removeprefix("symbol:#").strip()
             path = self._registry.find_symbol_path(sid)
@@ -97,7 +91,6 @@ class Searches:
         if looks_like_ref(req.path):
             sel = self.resolver.resolve(req.path)
             ranges = [(r.path, r.start_byte, r.end_byte, r.stamp) for r in sel.ranges]
-            engines.index = None
             return prepare(self._ws, req, engines, ranges)
         return prepare(self._ws, req, engines)
 

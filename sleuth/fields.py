@@ -19,6 +19,8 @@ import typing
 from dataclasses import dataclass
 from typing import Any, Literal, Self
 
+from sleuth.errors import InvalidQuery
+
 __all__ = [
     "Arg",
     "CliForm",
@@ -155,8 +157,6 @@ class Request:
 
     @classmethod
     def build(cls, *args: Any, **kwargs: Any) -> Self:
-        from sleuth.errors import InvalidQuery
-
         fields = [f for f in dataclasses.fields(cls) if f.init]  # type: ignore[arg-type]
         names = [f.name for f in fields]
         if len(args) > len(fields):

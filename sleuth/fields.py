@@ -14,10 +14,12 @@ is declared in ``sleuth.query``, below the service layer that generates the face
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import types
 import typing
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, Self
+from typing import Any, ClassVar, Literal, Self
 
 from sleuth.errors import InvalidQuery
 
@@ -31,6 +33,7 @@ __all__ = [
     "request_fields",
     "shape_of",
     "Spelled",
+    "unknown_arguments",
 ]
 
 CliForm = Literal["positional", "option", "flag", "off_flag", "text", "choice_flags", "hidden"]
@@ -148,7 +151,51 @@ class Request:
     ``build(*args, **kwargs)`` takes the fields in declaration order (positionally or by name),
     fills in defaults, refuses unknown or missing arguments, and passes the values through the
     type's ``check`` (which validates and normalises, without I/O) before the request is made.
+
+    Names other tools use for a field are accepted as aliases (docs/faces.md#strict-arguments):
+    every field's camelCase spelling (``newName``), and the type's own ``ALIASES``
+    (``pattern`` for ``query``). Any other name is ``invalid_query`` naming it, the valid names
+    and the aliases, so a misspelt option is never silently ignored.
     """
+
+    ALIASES: ClassVar[Mapping[str, str]] = {}
+    """Other names of this request's fields: alias -> field."""
+
+    @classmethod
+    def aliases(cls, valid: tuple[str, ...] | None = None) -> dict[str, str]:
+        """alias -> field for the fields in ``valid`` (default: every field)."""
+        names = valid if valid is not None else _field_names(cls)
+        found = {alias: name for alias, name in cls.ALIASES.items() if name in names}
+        for name in names:
+            camel = _camel(name)
+            if camel != name:
+                found.setdefault(camel, name)
+        return found
+
+    @classmethod
+    def canonical(
+        cls, arguments: Mapping[str, Any], valid: tuple[str, ...] | None = None
+    ) -> dict[str, Any]:
+        """``arguments`` with aliases renamed to their fields; ``InvalidQuery`` naming any
+        unknown one, the valid names and the aliases (``valid``: the names this face takes)."""
+        names = valid if valid is not None else _field_names(cls)
+        aliases = cls.aliases(names)
+        out: dict[str, Any] = {}
+        unknown = []
+        for key, value in arguments.items():
+            name = key if key in names else aliases.get(key)
+            if name is None:
+                unknown.append(key)
+                continue
+            if name in out:
+                raise InvalidQuery(
+                    f"{_verb(cls)} got {name!r} twice (as {key!r} too)",
+                    details={"argument": name},
+                )
+            out[name] = value
+        if unknown:
+            raise unknown_arguments(_verb(cls), unknown, names, aliases)
+        return out
 
     @classmethod
     def check(cls, values: dict[str, Any]) -> dict[str, Any]:
@@ -162,12 +209,7 @@ class Request:
         if len(args) > len(fields):
             raise InvalidQuery(f"{_verb(cls)} takes at most {len(fields)} arguments")
         values = dict(zip(names, args, strict=False))
-        for key, value in kwargs.items():
-            if key not in names:
-                raise InvalidQuery(
-                    f"{_verb(cls)} has no argument {key!r}: its arguments are {', '.join(names)}",
-                    details={"unknown": [key], "valid": names},
-                )
+        for key, value in cls.canonical(kwargs, tuple(names)).items():
             if key in values:
                 raise InvalidQuery(f"{_verb(cls)} got {key!r} twice")
             values[key] = value
@@ -175,9 +217,38 @@ class Request:
             if field.name in values:
                 continue
             if field.default is dataclasses.MISSING:
-                raise InvalidQuery(f"{_verb(cls)} needs {field.name!r}")
+                raise InvalidQuery(
+                    f"{_verb(cls)} needs {field.name!r}", details={"argument": field.name}
+                )
             values[field.name] = field.default
         return cls(**cls.check(values))
+
+
+def unknown_arguments(
+    verb: str, unknown: list[str], valid: tuple[str, ...], aliases: Mapping[str, str]
+) -> InvalidQuery:
+    """The ``invalid_query`` for arguments ``verb`` does not take: each one (with the closest
+    valid name), the valid names and the accepted aliases."""
+    parts = []
+    for key in unknown:
+        close = difflib.get_close_matches(key, [*valid, *aliases], n=1, cutoff=0.6)
+        hint = f" (did you mean {aliases.get(close[0], close[0])!r}?)" if close else ""
+        parts.append(f"{key!r}{hint}")
+    shown = ", ".join(f"{a}->{f}" for a, f in aliases.items() if _camel(f) != a)
+    return InvalidQuery(
+        f"{verb} has no argument {', '.join(parts)}: its arguments are "
+        f"{', '.join(valid) or '(none)'}" + (f"; aliases: {shown}" if shown else ""),
+        details={"unknown": unknown, "valid": list(valid), "aliases": dict(aliases)},
+    )
+
+
+def _field_names(request: type) -> tuple[str, ...]:
+    return tuple(f.name for f in dataclasses.fields(request) if f.init)
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part.title() for part in rest)
 
 
 def _verb(request: type) -> str:

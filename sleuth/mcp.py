@@ -54,6 +54,7 @@ from pydantic_core import PydanticSerializationError, to_json
 
 from sleuth import render
 from sleuth.errors import Internal, InvalidQuery, SleuthError
+from sleuth.fields import Request
 from sleuth.mcp_wire import (
     MAX_MESSAGE_BYTES,
     Wire,
@@ -201,14 +202,14 @@ class _Server(MCPServer[Any]):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.tool_arguments: dict[str, tuple[str, ...]] = {}
-        """Each tool's argument names, from its method's signature (filled by build_server)."""
+        self.tool_requests: dict[str, tuple[type[Request], tuple[str, ...]]] = {}
+        """Each tool's request type and argument names (filled by build_server)."""
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
     ) -> CallToolResult | InputRequiredResult:
         try:
-            _check_call(name, arguments or {}, self.tool_arguments)
+            arguments = _check_call(name, arguments or {}, self.tool_requests)
         except SleuthError as exc:
             return tool_error(exc)
         try:
@@ -242,26 +243,24 @@ class _Server(MCPServer[Any]):
 
 
 def _check_call(
-    name: str, arguments: Mapping[str, Any], known: Mapping[str, tuple[str, ...]]
-) -> None:
-    """``invalid_query`` for an unknown tool, an unknown argument or text that is not Unicode."""
+    name: str,
+    arguments: Mapping[str, Any],
+    known: Mapping[str, tuple[type[Request], tuple[str, ...]]],
+) -> dict[str, Any]:
+    """The arguments with aliases renamed (docs/faces.md#strict-arguments); ``invalid_query``
+    for an unknown tool, an unknown argument or text that is not Unicode."""
     if name not in known:
         raise InvalidQuery(
             f"unknown tool {name!r}: the tools are {', '.join(known)}",
             details={"tool": name, "valid": list(known)},
         )
-    valid = known[name]
-    unknown = [key for key in arguments if key not in valid]
-    if unknown:
-        raise InvalidQuery(
-            f"{name} has no argument {', '.join(map(repr, unknown))}: its arguments are "
-            f"{', '.join(valid) or '(none)'}",
-            details={"tool": name, "unknown": unknown, "valid": list(valid)},
-        )
-    for key, value in arguments.items():
+    request, valid = known[name]
+    canonical = request.canonical(arguments, valid)
+    for key, value in canonical.items():
         for item in value if isinstance(value, list) else [value]:
             if isinstance(item, str):
                 check_text(item, key)
+    return canonical
 
 
 def build_server(engine: EngineThread) -> MCPServer[Any]:
@@ -269,7 +268,8 @@ def build_server(engine: EngineThread) -> MCPServer[Any]:
     server = _Server("sleuth", instructions=INSTRUCTIONS, log_level="WARNING")
     sleuth_tools = SleuthTools(engine)
     for verb in tools():
-        server.tool_arguments[verb.name] = tool_arguments(verb.request_type())
+        request = verb.request_type()
+        server.tool_requests[verb.name] = (request, tool_arguments(request))
         server.add_tool(
             sleuth_tools.tool(verb),
             name=verb.name,
@@ -278,6 +278,10 @@ def build_server(engine: EngineThread) -> MCPServer[Any]:
                 read_only_hint=verb.read_only, destructive_hint=not verb.read_only
             ),
         )
+        # strict: a name the schema does not list is an error, never silently dropped
+        tool = server._tool_manager.get_tool(verb.name)  # the SDK's own registry (mcp 2.x)
+        assert tool is not None
+        tool.parameters["additionalProperties"] = False
     return server
 
 

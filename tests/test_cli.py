@@ -1077,12 +1077,12 @@ def test_parse_rename_both_forms_into_one_frozen_request(argv: list[str]) -> Non
     ("argv", "says"),
     [
         (["rename"], "the following arguments are required"),
-        (["rename", "SEARCH#00ff:1:match"], "needs a new name"),
+        (["rename", "SEARCH#00ff:1:match"], "rename needs new_name"),
         (["rename", "SEARCH#00ff:1:match", "1st"], "not a valid identifier"),
         (["rename", "SEARCH#00ff:1:match", "two words"], "not a valid identifier"),
         (["rename", "SEARCH#00ff:1:match#"], "not a valid identifier"),
         (["rename", "", "x"], "rename needs a reference"),
-        (["rename", "SEARCH#00ff:1:match", ""], "rename needs the new name"),
+        (["rename", "SEARCH#00ff:1:match", ""], "rename needs new_name, a non-empty name"),
         (["doctor", "extra"], "unrecognized arguments"),
     ],
 )

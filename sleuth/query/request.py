@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from sleuth.errors import InvalidQuery
 from sleuth.fields import Request, arg
@@ -68,6 +69,8 @@ def check_text(value: str, name: str) -> str:
 @dataclass(frozen=True)
 class SearchRequest(Request):
     """One search, exactly as the caller asked for it (after bounds are applied)."""
+
+    ALIASES: ClassVar[Mapping[str, str]] = {"pattern": "query"}
 
     query: str = arg(
         cli="positional",

@@ -48,7 +48,11 @@ class Invocation:
 
 
 class _Parser(argparse.ArgumentParser):
-    """An ArgumentParser whose usage errors are ``invalid_query`` instead of an exit."""
+    """An ArgumentParser whose usage errors are ``invalid_query`` instead of an exit, and which
+    takes options only as spelt (no ``--pat`` for ``--path``: a guess is not strict)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, allow_abbrev=False, **kwargs)
 
     def error(self, message: str) -> NoReturn:
         raise InvalidQuery(

@@ -10,8 +10,9 @@ is wrong; the text of an edit is capped here for every face, at the Editor's own
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from sleuth.errors import InvalidQuery
 from sleuth.fields import Request, arg
@@ -67,7 +68,9 @@ def _non_empty(value: object, what: str, name: str) -> str:
 def _edit_text(verb: str, text: object) -> str:
     if not isinstance(text, str):
         raise InvalidQuery(
-            f"{verb} needs the text (--text, --text-file or stdin)", details={"argument": "text"}
+            f"{verb} needs text, the new text as a string (on the command line: --text, "
+            "--text-file or stdin)",
+            details={"argument": "text"},
         )
     check_text(text, "text")
     from sleuth.edit.operations import MAX_EDIT_TEXT  # the Editor's bound; late: edits only
@@ -88,6 +91,8 @@ def _edit_ref(verb: str, ref: object) -> str:
 @dataclass(frozen=True)
 class ReadRequest(Request):
     """``read TARGET [--offset N] [--limit N]``: a path or reference, and a line window."""
+
+    ALIASES: ClassVar[Mapping[str, str]] = {"path": "target"}
 
     target: str = arg(
         cli="positional",
@@ -171,6 +176,8 @@ class ReplaceRequest(Request):
 class InsertRequest(Request):
     """``insert REF [--before|--after]``: ``text`` beside every range ``REF`` selects."""
 
+    ALIASES: ClassVar[Mapping[str, str]] = {"position": "where"}
+
     ref: str = arg(cli="positional", metavar="REF", help=_EDIT_REF, describe=_EDIT_REF_MCP)
     text: str = arg(cli="text", metavar="T", help=_EDIT_TEXT, describe=_EDIT_TEXT_MCP)
     where: Where = arg(
@@ -219,7 +226,7 @@ class CopyRequest(Request):
     @classmethod
     def check(cls, values: dict[str, Any]) -> dict[str, Any]:
         verb = "move" if issubclass(cls, MoveRequest) else "copy"
-        to = _non_empty(values["to"], f"{verb} needs a target: --to REF or --to PATH:LINE", "to")
+        to = _non_empty(values["to"], f"{verb} needs to: a reference or PATH:LINE", "to")
         return {**values, "ref": _edit_ref(verb, values["ref"]), "to": to}
 
 
@@ -284,7 +291,7 @@ class RenameRequest(Request):
         )
         new_name = values["new_name"]
         if new_name is not None:
-            new_name = _non_empty(new_name, "rename needs the new name: rename REF NEW", "new_name")
+            new_name = _non_empty(new_name, "rename needs new_name, a non-empty name", "new_name")
         force = values["force"]
         if not isinstance(force, bool):
             raise InvalidQuery(f"force is true or false, got {force!r}")
@@ -292,7 +299,8 @@ class RenameRequest(Request):
             head, sep, tail = ref.rpartition("#")
             if not sep or not looks_like_ref(head):
                 raise InvalidQuery(
-                    f"rename needs a new name: rename REF NEW or REF#NEW, got {ref!r}",
+                    f"rename needs new_name (or ref written as REF#NEW_NAME), got ref={ref!r} "
+                    "and no new_name",
                     details={"argument": "new_name"},
                 )
             ref, new_name = head, tail

@@ -13,11 +13,13 @@ run), reads through ``Views``, edits through the ``Editor``, the one writer of f
 
 from __future__ import annotations
 
+import functools
+import inspect
 import os
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Literal, ParamSpec, TypeVar
 
-from sleuth.errors import InvalidPath
+from sleuth.errors import InvalidPath, InvalidQuery
 from sleuth.query.execute import Engines
 from sleuth.query.request import DEFAULT_LIMIT, SearchRequest
 from sleuth.resources.registry import Registry
@@ -34,6 +36,39 @@ if TYPE_CHECKING:
     from sleuth.query.servers import LanguageServers
 
 __all__ = ["Workbench"]
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def strict(verb: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
+    """A verb method whose arguments follow the rule of every face (docs/faces.md#strict-
+    arguments): aliases are renamed to the request's fields, and an unknown or missing
+    argument is ``invalid_query`` naming the valid ones, never a ``TypeError``."""
+
+    def wrap(method: Callable[P, R]) -> Callable[P, R]:
+        signature = inspect.signature(method)
+        names = tuple(name for name in signature.parameters if name != "self")
+
+        @functools.wraps(method)
+        def call(*args: P.args, **kwargs: P.kwargs) -> R:
+            if any(key not in signature.parameters for key in kwargs):
+                from sleuth.service.verbs import VERBS
+
+                request = VERBS[verb].request_type()
+                kwargs = request.canonical(kwargs, names)
+            try:
+                signature.bind(*args, **kwargs)
+            except TypeError as exc:
+                raise InvalidQuery(
+                    f"{verb}: {exc}; its arguments are {', '.join(names)}",
+                    details={"valid": list(names)},
+                ) from None
+            return method(*args, **kwargs)
+
+        return call
+
+    return wrap
 
 
 class Workbench:
@@ -135,6 +170,7 @@ class Workbench:
 
     # -- the verbs: each takes its request's fields ------------------------------------------
 
+    @strict("search")
     def search(
         self,
         query: str,
@@ -157,6 +193,7 @@ class Workbench:
         del options["self"]
         return self._searches.search(SearchRequest.build(**options))
 
+    @strict("read")
     def read(
         self, target: str, *, offset: int | None = None, limit: int | None = None
     ) -> ReadResult:
@@ -166,6 +203,7 @@ class Workbench:
         req = rq.ReadRequest.build(target, offset=offset, limit=limit)
         return self._views.read(req.target, req.offset, req.limit)
 
+    @strict("select")
     def select(self, ref: str, items: Sequence[int]) -> ReadResult:
         """Register the matches ``items`` (their ``#n``) of result ``ref`` as a RESULT#."""
         from sleuth.service import requests as rq  # late: a search never needs it
@@ -175,6 +213,7 @@ class Workbench:
 
     # -- edits (docs/edits.md): stamps checked first, all files or none ---------------------
 
+    @strict("replace")
     def replace(self, ref: str, text: str) -> ReadResult:
         """Replace every range ``ref`` selects with ``text``."""
         from sleuth.service import requests as rq  # late: a search never needs it
@@ -182,6 +221,7 @@ class Workbench:
         req = rq.ReplaceRequest.build(ref, text)
         return self._editor.replace(req.ref, req.text)
 
+    @strict("insert")
     def insert(
         self, ref: str, text: str, *, where: Literal["before", "after"] = "before"
     ) -> ReadResult:
@@ -191,12 +231,14 @@ class Workbench:
         req = rq.InsertRequest.build(ref, text, where=where)
         return self._editor.insert(req.ref, req.text, req.where)
 
+    @strict("delete")
     def delete(self, ref: str) -> ReadResult:
         """Delete every range ``ref`` selects (whole lines with their line breaks)."""
         from sleuth.service import requests as rq  # late: a search never needs it
 
         return self._editor.delete(rq.DeleteRequest.build(ref).ref)
 
+    @strict("copy")
     def copy(self, ref: str, *, to: str) -> ReadResult:
         """Copy the selected text to ``to`` (a reference or ``PATH:LINE``)."""
         from sleuth.service import requests as rq  # late: a search never needs it
@@ -204,6 +246,7 @@ class Workbench:
         req = rq.CopyRequest.build(ref, to=to)
         return self._editor.copy(req.ref, req.to)
 
+    @strict("move")
     def move(self, ref: str, *, to: str) -> ReadResult:
         """Move the selected text to ``to`` (a reference or ``PATH:LINE``)."""
         from sleuth.service import requests as rq  # late: a search never needs it
@@ -211,12 +254,14 @@ class Workbench:
         req = rq.MoveRequest.build(ref, to=to)
         return self._editor.move(req.ref, req.to)
 
+    @strict("undo")
     def undo(self, result: str) -> ReadResult:
         """Restore the bytes an edit replaced, while its files still hold what it wrote."""
         from sleuth.service import requests as rq  # late: a search never needs it
 
         return self._editor.undo(rq.UndoRequest.build(result).result)
 
+    @strict("rename")
     def rename(self, ref: str, new_name: str | None = None, *, force: bool = False) -> ReadResult:
         """Native rename through the language server (docs/edits.md#rename); also
         ``rename("REF#NEW")``."""

@@ -51,6 +51,7 @@ HUMAN: dict[str, str] = {
     "search": "search_human",
     "read": "read_human",
     "select": "read_human",
+    "find": "find_human",
     "index": "index_human",
     **dict.fromkeys(EDIT_VERBS, "edit_human"),
     "rename": "rename_human",

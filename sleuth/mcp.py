@@ -85,18 +85,16 @@ __all__ = [
 T = TypeVar("T")
 
 INSTRUCTIONS = (
-    "sleuth searches one workspace. Every match has references: SEARCH#H:n:match (the match) "
-    "and SEARCH#H:n:line (its lines), where SEARCH#H is the result id in the first line and #n "
-    "the match number. Query prefixes: regex:, files:, ast:, symbols:, graph:; plain text is a "
-    "literal with regex and word fallbacks. Zero matches with an incomplete search prove nothing. "
-    "read shows a path or a reference's text (SEARCH#H:all:line for every match's lines); read "
-    "and select answer a RESULT# that is itself a reference, e.g. a search path. Edits (replace, "
-    "insert, delete, copy, move) go through a reference, write every file or none, refuse a "
-    "reference whose file changed (stale_reference: search again), and answer a RESULT# of the "
-    "resulting text plus a unified diff; undo takes that RESULT#. symbols:NAME lists declarations "
-    "(with navigation='references' their references too), each with an id for symbol:#ID; "
-    "rename(ref, new_name) renames a symbols: match through the language server (doctor lists "
-    "the servers); precision 'syntactic' means no server ran and rename is unsupported."
+    "sleuth searches and edits one workspace through references. Each search answers SEARCH#H "
+    "(first line) and numbers its matches #n. References: SEARCH#H:n:match (match n exactly), "
+    "SEARCH#H:n:line (its whole lines), SEARCH#H:all:match / SEARCH#H:all:line (every match, "
+    "all pages), RESULT#ID (what read, select or an edit answered), RESULT#H:n:NAME (capture "
+    "$NAME of ast: match n, listed under it), REF#NEW_NAME (rename's new name). Any reference "
+    "can be read, passed as a search path, or edited through; edits check that no file changed "
+    "since (stale_reference: search again) and write every file or none. A page says 'more' "
+    "and next_cursor when there is more (max_bytes bounds its text); 'complete' only when all "
+    "is shown; zero matches of an incomplete search prove nothing. symbols: with "
+    "precision 'syntactic' means no language server answered (rename is then unsupported)."
 )
 
 
@@ -142,6 +140,7 @@ COMPACT: dict[str, Callable[[Mapping[str, Any]], str]] = {
     "search": render.search_compact,
     "read": render.read_compact,
     "select": render.read_compact,
+    "find": render.find_compact,
     **{verb: partial(render.edit_compact, verb=verb) for verb in EDIT_VERBS},
     "rename": render.rename_compact,
     "doctor": render.doctor_compact,
@@ -204,6 +203,9 @@ class _Server(MCPServer[Any]):
         super().__init__(*args, **kwargs)
         self.tool_requests: dict[str, tuple[type[Request], tuple[str, ...]]] = {}
         """Each tool's request type and argument names (filled by build_server)."""
+        self.lenient_tools: dict[str, Callable[..., Awaitable[CallToolResult]]] = {}
+        """The tools whose request takes unknown arguments as a warning (``find``), called
+        directly: the SDK's argument model would drop those names before the request saw them."""
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
@@ -212,6 +214,9 @@ class _Server(MCPServer[Any]):
             arguments = _check_call(name, arguments or {}, self.tool_requests)
         except SleuthError as exc:
             return tool_error(exc)
+        lenient = self.lenient_tools.get(name)
+        if lenient is not None:
+            return await lenient(**arguments)  # its request checks every argument itself
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:
@@ -255,12 +260,38 @@ def _check_call(
             details={"tool": name, "valid": list(known)},
         )
     request, valid = known[name]
-    canonical = request.canonical(arguments, valid)
+    lenient = getattr(request, "lenient", None)  # find: unknown names become a warning
+    canonical = lenient(arguments, valid) if lenient else request.canonical(arguments, valid)
     for key, value in canonical.items():
         for item in value if isinstance(value, list) else [value]:
             if isinstance(item, str):
                 check_text(item, key)
     return canonical
+
+
+def lean_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """The SDK's argument schema, closed and without what a model reads for nothing
+    (docs/faces.md#mcp-server): ``additionalProperties: false`` (an unknown name is an error,
+    never dropped), no generated titles, ``X | None`` as ``"type": [X, "null"]`` with no null
+    default. Every tool's schema is read by the model on every session."""
+    properties: dict[str, Any] = {}
+    for name, prop in schema.get("properties", {}).items():
+        lean = {k: v for k, v in prop.items() if k != "title"}
+        options = lean.pop("anyOf", None)
+        if options is not None:
+            kinds = [o.get("type") for o in options]
+            lean.update(next((o for o in options if o.get("type") != "null"), {}))
+            lean["type"] = [k for k in kinds if k != "null"] + (["null"] if "null" in kinds else [])
+            if len(lean["type"]) == 1:
+                lean["type"] = lean["type"][0]
+        if "default" in lean and lean["default"] in (None, []):
+            del lean["default"]
+        properties[name] = lean
+    closed: dict[str, Any] = {"type": "object", "properties": properties}
+    if schema.get("required"):
+        closed["required"] = schema["required"]
+    closed["additionalProperties"] = False
+    return closed
 
 
 def build_server(engine: EngineThread) -> MCPServer[Any]:
@@ -270,8 +301,11 @@ def build_server(engine: EngineThread) -> MCPServer[Any]:
     for verb in tools():
         request = verb.request_type()
         server.tool_requests[verb.name] = (request, tool_arguments(request))
+        function = sleuth_tools.tool(verb)
+        if getattr(request, "lenient", None):
+            server.lenient_tools[verb.name] = function
         server.add_tool(
-            sleuth_tools.tool(verb),
+            function,
             name=verb.name,
             description=verb.description,
             annotations=ToolAnnotations(
@@ -281,7 +315,9 @@ def build_server(engine: EngineThread) -> MCPServer[Any]:
         # strict: a name the schema does not list is an error, never silently dropped
         tool = server._tool_manager.get_tool(verb.name)  # the SDK's own registry (mcp 2.x)
         assert tool is not None
-        tool.parameters["additionalProperties"] = False
+        tool.parameters = lean_schema(tool.parameters)
+        if verb.name in server.lenient_tools:
+            del tool.parameters["additionalProperties"]  # open: unknown names are a warning
     return server
 
 

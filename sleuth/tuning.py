@@ -77,6 +77,9 @@ class Tuning:
     """Freeze (``gc.freeze``) what is alive after a graph of at least this many files was loaded
     or built, so full collections stop walking it (0.4-0.7 s each on Django); None: never. It
     is process-wide (the host's objects alive then are exempt too), so a small graph is not."""
+    graph_rank_depth: int = 200
+    """``graph:`` alone keeps this many top-ranked declarations, paged like any result; each is
+    read for its match, so the whole ranking of a large tree is not (the answer says so)."""
 
     # -- result paging (resources.results) ------------------------------------------------------
     snapshot_max: int = 2000

@@ -109,7 +109,14 @@ class FakeEngine:
             raise NotFound("no such path: missing.py", details={"path": "missing.py"})
         return _Result(dict(RESPONSE, query=query))
 
-    def read(self, target: str, *, offset: int | None = None, limit: int | None = None) -> _Result:
+    def read(
+        self,
+        target: str,
+        *,
+        offset: int | None = None,
+        limit: int | None = None,
+        max_bytes: int | None = None,
+    ) -> _Result:
         self.calls.append(("read", {"target": target, "offset": offset, "limit": limit}))
         if target == "RESULT#deadbeef":
             raise NotFound("unknown reference RESULT#deadbeef", details={"reference": target})
@@ -377,6 +384,7 @@ def test_mcp_search_tool_schema_matches_cli_options() -> None:
         "search",
         "read",
         "select",
+        "find",
         "replace",
         "insert",
         "delete",
@@ -401,6 +409,7 @@ def test_mcp_search_tool_schema_matches_cli_options() -> None:
         "selector",
         "strictness",
         "depth",
+        "max_bytes",
     }
     assert tools[0].input_schema["required"] == ["query"]
 
@@ -410,7 +419,11 @@ def test_mcp_result_is_structured_json_plus_compact_text() -> None:
     assert result.is_error is False
     assert result.structured_content == dict(RESPONSE, query="get_user")
     lines = result.content[0].text.splitlines()
-    assert lines == ["SEARCH#00ff  literal  1 match  complete", "src/app.py:2:5 #1  get_user(uid)"]
+    assert lines == [
+        "SEARCH#00ff  literal  1 match  complete",
+        "  1- def f(uid):",
+        "src/app.py:2:5 #1  get_user(uid)",
+    ]
 
 
 @pytest.mark.parametrize(
@@ -534,7 +547,7 @@ def test_help_lists_the_new_verbs() -> None:
 def test_mcp_read_and_select_tools() -> None:
     tools, result = _mcp_call({"target": "src/app.py", "offset": 2, "limit": 3}, "read")
     schemas = {t.name: t.input_schema for t in tools}
-    assert set(schemas["read"]["properties"]) == {"target", "offset", "limit"}
+    assert set(schemas["read"]["properties"]) == {"target", "offset", "limit", "max_bytes"}
     assert schemas["read"]["required"] == ["target"]
     assert set(schemas["select"]["properties"]) == {"ref", "items"}
     assert sorted(schemas["select"]["required"]) == ["items", "ref"]
@@ -542,9 +555,11 @@ def test_mcp_read_and_select_tools() -> None:
     assert result.structured_content == dict(READ_RESPONSE, source="src/app.py")
     assert result.content[0].text.splitlines() == [
         "RESULT#0a0b0c0d from src/app.py  2 ranges  complete",
-        "src/app.py:2|     user = get_user(uid)",
-        "src/app.py:9|     x = get_user(",
-        "src/app.py:10|         2)",
+        "src/app.py",
+        "2|     user = get_user(uid)",
+        "…",
+        "9|     x = get_user(",
+        "10|         2)",
     ]
     _, result = _mcp_call({"ref": "SEARCH#00ff00ff", "items": [1, 3]}, "select")
     assert result.is_error is False

@@ -224,8 +224,14 @@ def test_human_does_not_mutate_its_input() -> None:
 # --- compact (MCP text) ----------------------------------------------------------------------
 
 
+def _no_context(data: dict[str, Any]) -> dict[str, Any]:
+    for match in data["matches"]:
+        match["context"] = {"before": [], "after": []}
+    return data
+
+
 def test_compact_one_line_per_match_with_derivable_refs() -> None:
-    lines = render.search_compact(sample()).splitlines()
+    lines = render.search_compact(_no_context(sample())).splitlines()
     assert lines[0] == f"{RID}  literal  3 matches  complete"
     assert lines[1:] == [
         "src/app.py:12:12 #1  user = get_user(uid)",
@@ -238,8 +244,22 @@ def test_compact_one_line_per_match_with_derivable_refs() -> None:
         assert f"{lines[0].split()[0]}:{n.group(1)}:match" == match["ref"]["match"]
 
 
-def test_compact_has_no_context_lines() -> None:
-    assert "def handler" not in render.search_compact(sample())
+def test_compact_context_lines_are_numbered_and_shown_once() -> None:
+    lines = render.search_compact(sample()).splitlines()
+    assert lines[1:6] == [
+        "  11- def handler(uid):",
+        "src/app.py:12:12 #1  user = get_user(uid)",
+        "src/app.py:13:12 #2  return get_user(1)",
+        "  14-",
+        "src/b.py:40:1 #3  get_user()",
+    ]
+
+
+def test_compact_never_says_complete_for_a_page_with_more() -> None:
+    header = render.search_compact(sample(next_cursor="CUR")).splitlines()[0]
+    assert "complete" not in header.split("  ") and header.endswith("more")
+    cut = render.search_compact(sample(next_cursor="CUR", cut="max_bytes"))
+    assert "page cut to fit max_bytes" in cut
 
 
 def test_compact_hints_cursor_suggestions_and_absence() -> None:
@@ -253,10 +273,76 @@ def test_compact_hints_cursor_suggestions_and_absence() -> None:
     assert "not proof of absence" in out
 
 
-def test_compact_multiline_text_stays_on_one_line() -> None:
+def test_compact_multiline_match_shows_its_first_line_and_its_end() -> None:
     data = sample(matches=[_match(1, "a.py", 3, 5, "def f(\n    x)", end_line=4)], total=1)
+    lines = render.search_compact(_no_context(data)).splitlines()
+    assert lines[1] == "a.py:3:5 #1  def f(  … (to line 4)"
+
+
+def test_compact_captures_carry_their_value_and_reference() -> None:
+    match = _match(1, "a.py", 3, 1, "f(a, b)")
+    match["captures"] = {
+        "F": {"text": "f", "ref": "RESULT#aa:1:F", "nodes": 1},
+        "ARGS": {"text": "a, b", "ref": "RESULT#aa:1:ARGS", "nodes": 2},
+        "LONG": {"text": "x" * 200, "ref": "RESULT#aa:1:LONG", "nodes": 1},
+    }
+    lines = render.search_compact(_no_context(sample(matches=[match], total=1))).splitlines()
+    assert lines[2] == '  $F = "f"  -> RESULT#aa:1:F'
+    assert lines[3] == '  $ARGS (2 nodes) = "a, b"  -> RESULT#aa:1:ARGS'
+    assert lines[4].endswith('…"  -> RESULT#aa:1:LONG') and len(lines[4]) < 120
+
+
+def _node(name: str, container: str = "", kind: str = "function") -> dict[str, Any]:
+    return {"id": name[:4], "name": name, "kind": kind, "container": container}
+
+
+def test_compact_graph_uses_show_direction_edge_and_other_end() -> None:
+    used = _match(1, "zoo/run.py", 8, 5, "    dog.speak()")
+    used["graph"] = {
+        "edge": "calls",
+        "direction": "in",
+        "precision": "syntactic",
+        "node": _node("speak", "Dog", "method"),
+    }
+    uses = _match(2, "zoo/run.py", 9, 5, "    print(x)")
+    uses["graph"] = {"edge": "calls", "direction": "out", "precision": "semantic", "node": {}}
+    uses["graph"]["node"] = _node("print")
+    data = _no_context(sample(query="graph:#abcd", mode="graph", matches=[used, uses], total=2))
     lines = render.search_compact(data).splitlines()
-    assert lines[1] == "a.py:3:5 #1  def f( ⏎     x)"
+    assert lines[1] == "zoo/run.py:8:5 #1  <- calls Dog.speak  dog.speak()"
+    assert lines[2] == "zoo/run.py:9:5 #2  -> calls print  [semantic]  print(x)"
+
+
+def test_compact_graph_path_lists_edges_and_ranked_map_ranks() -> None:
+    decl = _match(1, "a.py", 1, 1, "def f():")
+    neighbors = [{"node": _node(f"g{i}")} for i in range(6)]
+    decl["graph"] = {
+        **_node("f"),
+        "signature": "def f():",
+        "incoming": {"calls": {"count": 6, "uses": 7, "neighbors": neighbors}},
+        "outgoing": {"references": {"count": 1, "uses": 1, "neighbors": [{"node": _node("X")}]}},
+    }
+    data = _no_context(sample(query="graph:a.py", mode="graph", matches=[decl], total=1))
+    lines = render.search_compact(data).splitlines()
+    assert lines[1] == "a.py:1:1 #1  function f  id=f  def f():"
+    assert lines[2] == "    <- calls: g0, g1, g2, g3 (+2 more)"
+    assert lines[3] == "    -> references: X"
+    ranked = dict(decl, score=0.25, graph={**_node("f"), "signature": "def f():"})
+    data = _no_context(sample(query="graph:", mode="graph", matches=[ranked], total=1))
+    assert render.search_compact(data).splitlines()[1] == (
+        "a.py:1:1 #1  rank 1 (0.2500)  function f  id=f  def f():"
+    )
+
+
+def test_compact_fit_counts_whole_matches_within_the_budget() -> None:
+    data = _no_context(sample())
+    whole = len(render.search_compact(data).encode())
+    from sleuth.render.search import compact_fit
+
+    assert compact_fit(data, whole + 200) == 3
+    assert compact_fit(data, 10) == 1  # a page always moves on
+    two = compact_fit(data, whole + 121 - len(b"src/b.py:40:1 #3  get_user()\n"))
+    assert two == 2
 
 
 # --- errors ----------------------------------------------------------------------------------
@@ -362,15 +448,19 @@ def test_read_human_empty_selection() -> None:
     assert lines == [f"RESULT#0badcafe from {RID}:all:line  0 ranges  complete", "nothing selected"]
 
 
-def test_read_compact_one_line_per_selected_line() -> None:
+def test_read_compact_names_each_path_once() -> None:
     assert render.read_compact(read_sample()).splitlines() == [
         f"RESULT#0badcafe from {RID}:all:line  4 ranges  complete",
-        "src/app.py:9| def handler(uid):",
-        "src/app.py:10|     user = get_user(uid)",
-        "src/app.py:11|     return user",
-        "src/app.py:120| get_user(7)",
-        "src/b.py:3| x = get_user(1)",
+        "src/app.py",
+        "9| def handler(uid):",
+        "10|     user = get_user(uid)",
+        "11|     return user",
+        "…",
+        "120| get_user(7)",
+        "src/b.py",
+        "3| x = get_user(1)",
     ]
+    assert render.read_compact(read_sample(next_offset=12)).endswith("more: read with offset=12")
 
 
 def test_read_compact_keeps_header_first_and_notes_refresh() -> None:

@@ -7,8 +7,18 @@ computes the new bytes of each file with its ranges applied from the end backwar
 them to ``journal.commit``, which writes all files or none. Inserted text takes the file's line
 endings (CRLF stays CRLF); bytes outside the ranges, the BOM and the file mode are untouched.
 
+Whole lines (docs/edits.md#insert): ``insert`` through a whole-line range (a ``:line`` reference,
+a path read, the ``RESULT#`` of an earlier whole-line insert) and ``copy``/``move`` to a line
+(``PATH:LINE`` or such a reference) insert whole lines — before the first selected line or after
+the last one's line break, the text ending in one line break (the file's, added when missing).
+After a last line that has no line break the break goes first and the file still ends without
+one. Through a ``:match`` or capture the text goes exactly at the edge.
+
 Each edit answers a ``RESULT#`` selecting exactly the resulting text (a delete selects the empty
-position) and keeps what ``undo`` needs in ``.sleuth/undo/``.
+position; inserted whole lines are selected as whole lines, like a ``:line`` reference: without
+their last line break), with a unified diff bounded to ``MAX_DIFF_LINES``/``MAX_DIFF_BYTES``, and
+keeps what ``undo`` needs in ``.sleuth/undo/``: each file's old bytes and the ranges the edit
+replaced, so an undo's answer selects the restored text, not whole files.
 """
 
 from __future__ import annotations
@@ -19,10 +29,10 @@ import json
 import os
 import re
 import shutil
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from sleuth.edit.journal import FileChange, commit
 from sleuth.errors import (
@@ -40,9 +50,24 @@ from sleuth.workspace import FileText, Workspace, encoding_of, stamp_bytes
 from sleuth.workspace.rooted import read_regular, write_file
 from sleuth.workspace.workspace import state_subdir
 
-__all__ = ["Editor", "MAX_EDIT_TEXT", "Splice", "splice", "unified_diff", "text_arg"]
+__all__ = [
+    "Editor",
+    "MAX_DIFF_BYTES",
+    "MAX_DIFF_LINES",
+    "MAX_EDIT_TEXT",
+    "Placed",
+    "Splice",
+    "splice",
+    "unified_diff",
+    "text_arg",
+]
 
 MAX_EDIT_TEXT = 16 * 1024 * 1024
+MAX_DIFF_LINES = 400
+"""Lines of unified diff one edit answer holds at most (docs/json.md#edits): past it the diff is
+cut with a marker line and ``diff_truncated``; the ``RESULT#`` still selects all the text."""
+MAX_DIFF_BYTES = 32 * 1024
+"""Bytes of unified diff one edit answer holds at most (whichever of the two caps comes first)."""
 _TARGET = re.compile(r"(?P<path>.+):(?P<line>[1-9][0-9]*)")
 
 
@@ -52,6 +77,19 @@ class Splice:
     end: int
     text: bytes
     lines: bool = False
+    """A deletion of whole lines: it takes their line break too."""
+    select: tuple[int, int] | None = None
+    """Inserted whole lines: the slice of ``text`` the answer selects, as whole lines (without
+    the line break that ends them, or the one put before them at the end of a file)."""
+
+
+class Placed(NamedTuple):
+    """Where a splice's text ended up in the new bytes (what the answer selects)."""
+
+    start: int
+    end: int
+    inserted: bool
+    lines: bool
 
 
 @dataclass
@@ -70,6 +108,44 @@ def _encode(text: str, ft: FileText) -> bytes:
     if _crlf(ft.data):
         text = text.replace("\n", "\r\n")
     return text.encode("utf-8")
+
+
+def _without_break(text: bytes) -> bytes:
+    """``text`` without one final line break (``\\r\\n`` or ``\\n``), if it ends in one."""
+    if text.endswith(b"\r\n"):
+        return text[:-2]
+    return text[:-1] if text.endswith(b"\n") else text
+
+
+def _line_edge(ft: FileText, r: Range, where: str) -> int:
+    """Where whole lines go around the lines of ``r``: the start of its first line, or after
+    its last line's line break (the end of the file when that line has none)."""
+    data = ft.data
+    if where == "before":
+        return max(data.rfind(b"\n", 0, r.start_byte) + 1, min(ft.body_offset, r.start_byte))
+    if r.end_byte > r.start_byte and data[r.end_byte - 1 : r.end_byte] == b"\n":
+        return r.end_byte  # the range holds its line break already
+    nl = data.find(b"\n", r.end_byte)
+    return len(data) if nl < 0 else nl + 1
+
+
+def _lines_splice(ft: FileText, at: int, text: bytes) -> Splice:
+    """``text`` inserted at ``at`` as whole lines (docs/edits.md#insert).
+
+    At a line start the text ends in one line break, the file's (``\\r\\n`` in a CRLF file),
+    added when it has none. At the end of a last line that has no line break (``at`` is then
+    the end of the file) the break goes before the text and none after it: the text becomes a
+    new last line and the file keeps ending without a line break. Empty text inserts nothing.
+    The answer selects the new lines without that break, as a ``:line`` reference would."""
+    if not text:
+        return Splice(at, at, b"")
+    lines = _without_break(text)
+    brk = b"\r\n" if _crlf(ft.data) else b"\n"
+    data = ft.data
+    if at == len(data) and at > ft.body_offset and data[at - 1 : at] != b"\n":
+        return Splice(at, at, brk + lines, select=(len(brk), len(brk) + len(lines)))
+    ending = text[len(lines) :] or brk
+    return Splice(at, at, lines + ending, select=(0, len(lines)))
 
 
 def text_arg(value: object, name: str) -> str:
@@ -159,7 +235,9 @@ class Editor:
                     f"the target {to} must select one range, it selects {len(sel.ranges)}"
                 )
             r = sel.ranges[0]
-            return r.path, r.start_byte, self._file(sel, r.path), r.lines
+            held = self._file(sel, r.path)
+            at = _line_edge(held, r, "before") if r.lines else r.start_byte
+            return r.path, at, held, r.lines
         m = _TARGET.fullmatch(to) if isinstance(to, str) else None
         if m is None:
             raise InvalidQuery(f"a target is a reference or PATH:LINE, got {to!r}")
@@ -201,10 +279,13 @@ class Editor:
         sel = self._selection(ref)
         plans = self._plans(sel)
         for r in sel.ranges:
-            # exactly at the edge of the range: for a whole line, before its first character
-            # or after its last one (before the line break), so "\nnew" adds a line after it
-            at = r.start_byte if where == "before" else r.end_byte
-            plans[r.path].splices.append(Splice(at, at, _encode(text, plans[r.path].ft)))
+            ft = plans[r.path].ft
+            data = _encode(text, ft)
+            if r.lines:  # whole lines, before the first or after the last line's break
+                plans[r.path].splices.append(_lines_splice(ft, _line_edge(ft, r, where), data))
+            else:  # exactly at the edge of a match or capture
+                at = r.start_byte if where == "before" else r.end_byte
+                plans[r.path].splices.append(Splice(at, at, data))
         return self._apply(ref, plans, "insert", refreshed=sel.refreshed)
 
     def delete(self, ref: str) -> ReadResult:
@@ -231,16 +312,7 @@ class Editor:
         path, offset, target_ft, at_line_start = self._target(to)
         pieces = [self._file(sel, r.path).data[r.start_byte : r.end_byte] for r in sel.ranges]
         all_lines = all(r.lines for r in sel.ranges)
-        blob = (b"\n" if all_lines else b"").join(pieces).decode("utf-8", errors="surrogateescape")
-        if at_line_start and all_lines and not blob.endswith("\n"):
-            blob += "\n"
-        if (
-            at_line_start
-            and offset == len(target_ft.data)
-            and target_ft.data
-            and not target_ft.data.endswith(b"\n")
-        ):
-            blob = "\n" + blob.rstrip("\n")
+        blob = (b"\n" if all_lines else b"").join(pieces)
         plans = self._plans(sel) if move else {}
         if path not in plans:
             plans[path] = _FilePlan(target_ft)
@@ -251,10 +323,16 @@ class Editor:
                 if r.path == path and r.start_byte < offset < r.end_byte:
                     raise Conflict(f"cannot move {ref} into itself ({path})")
                 plans[r.path].splices.append(Splice(r.start_byte, r.end_byte, b"", lines=r.lines))
-        text = blob.encode("utf-8", errors="surrogateescape")
+        text = blob
         if _crlf(target_ft.data):
             text = text.replace(b"\r\n", b"\n").replace(b"\n", b"\r\n")
-        plans[path].splices.append(Splice(offset, offset, text))
+        # to a line (PATH:LINE, a :line reference) the text goes as whole lines, as an insert
+        # through a :line reference does; to a match, exactly at its start
+        plans[path].splices.append(
+            _lines_splice(target_ft, offset, text)
+            if at_line_start
+            else Splice(offset, offset, text)
+        )
         # the copied text must still be what the sources hold when the target is written
         sources = [
             FileChange(p, ft.stamp, ft.data, ft.data)
@@ -298,7 +376,7 @@ class Editor:
         replaced: dict[str, list[tuple[int, int]]] = {}
         for path in sorted(plans):
             plan = plans[path]
-            new, spans = splice(plan.ft, plan.splices)
+            new, placed = splice(plan.ft, plan.splices)
             replaced[path] = sorted((sp.start, sp.end) for sp in plan.splices)
             if plan.ft.encoding != "binary-safe" and encoding_of(new) == "binary-safe":
                 raise UnsafeSelection(
@@ -311,10 +389,10 @@ class Editor:
             changes.append(FileChange(path, plan.ft.stamp, plan.ft.data, new))
             new_ft = FileText(path, new, stamp_bytes(new), encoding_of(new))
             texts[path] = new_ft
-            for s, e, inserted in spans:
+            for s, e, inserted, lines in placed:
                 if keep_empty or inserted:
                     line, _, end_line, _ = new_ft.locate(s, e)
-                    results.append(Range(path, s, e, line, end_line, new_ft.stamp))
+                    results.append(Range(path, s, e, line, end_line, new_ft.stamp, lines=lines))
         if not changes:
             raise Conflict(f"{ref}: the edit changes nothing (the text is already there)")
         commit(self._ws, changes, verify)
@@ -324,7 +402,7 @@ class Editor:
         answer = self._views.register(sel, kind, {"ref": ref}, None)
         self.save_undo(answer.result, changes, replaced)
         answer.changed = [c.path for c in changes]
-        answer.diff = unified_diff(changes)
+        answer.diff, answer.diff_truncated = unified_diff(changes, answer.result)
         return answer
 
     # -- undo -------------------------------------------------------------------------------
@@ -407,7 +485,7 @@ class Editor:
         for change, entry in zip(changes, entries, strict=True):
             ft = FileText(change.path, change.new, stamp_bytes(change.new), encoding_of(change.new))
             texts[change.path] = ft
-            ranges.extend(_restored(ft, entry.get("spans")))
+            ranges.extend(_restored(ft, entry.get("spans"), change.old))
         done = folder.with_name(folder.name + ".undone")
         if done.is_dir():
             shutil.rmtree(done)  # an earlier undo of the same (redone) edit
@@ -419,12 +497,13 @@ class Editor:
             None,
         )
         answer.changed = [c.path for c in changes]
-        answer.diff = unified_diff(changes)
+        answer.diff, answer.diff_truncated = unified_diff(changes, answer.result)
         return answer
 
 
-def _restored(ft: FileText, spans: object) -> list[Range]:
-    """The ranges of ``ft`` an undo put back: the edit's spans, else the whole file."""
+def _restored(ft: FileText, spans: object, undone: bytes) -> list[Range]:
+    """The ranges of ``ft`` an undo put back: the edit's spans; for undo data without them,
+    the one range where ``ft`` differs from the ``undone`` bytes (never the whole file)."""
     out = []
     if isinstance(spans, list) and all(
         isinstance(p, list) and len(p) == 2 and all(isinstance(x, int) for x in p) for p in spans
@@ -435,30 +514,68 @@ def _restored(ft: FileText, spans: object) -> list[Range]:
                 out.append(Range(ft.path, s, e, line, end_line, ft.stamp))
         if out:
             return out
-    end_line = max(1, len(ft.line_starts) - (1 if ft.data.endswith(b"\n") else 0))
-    return [Range(ft.path, ft.body_offset, len(ft.data), 1, end_line, ft.stamp)]
+    data = ft.data
+    limit = min(len(data), len(undone))
+    s = 0
+    while s < limit and data[s] == undone[s]:
+        s += 1
+    e = 0
+    while e < limit - s and data[-1 - e] == undone[-1 - e]:
+        e += 1
+    # never inside a UTF-8 character: the range is whole characters of the restored text
+    while 0 < s < len(data) and data[s] & 0xC0 == 0x80:
+        s -= 1
+    end = len(data) - e
+    while end < len(data) and data[end] & 0xC0 == 0x80:
+        end += 1
+    line, _, end_line, _ = ft.locate(s, end)
+    return [Range(ft.path, s, end, line, end_line, ft.stamp)]
 
 
 _DIFF_MAX_BYTES = 2 * 1024 * 1024
+"""Files (old + new bytes) past this are not diffed at all: difflib's cost grows faster."""
 
 
-def unified_diff(changes: Sequence[FileChange]) -> str:
-    """A unified diff of ``changes`` (``a/``, ``b/`` prefixes), for people and agents."""
-    parts = []
+def _diff_lines(changes: Sequence[FileChange]) -> Iterator[str]:
+    """The lines of a unified diff of ``changes`` (``a/``, ``b/`` prefixes), each ending in
+    ``\\n`` (a line without one is followed by ``\\ No newline at end of file``)."""
     for c in changes:
         if len(c.old) + len(c.new) > _DIFF_MAX_BYTES:
-            parts.append(f"--- a/{c.path}\n+++ b/{c.path}\n@@ (file too large to diff here) @@\n")
+            yield f"--- a/{c.path}\n"
+            yield f"+++ b/{c.path}\n"
+            yield "@@ (file too large to diff here) @@\n"
             continue
         old = c.old.decode("utf-8", errors="replace").splitlines(keepends=True)
         new = c.new.decode("utf-8", errors="replace").splitlines(keepends=True)
-        lines = difflib.unified_diff(old, new, f"a/{c.path}", f"b/{c.path}")
-        parts.append(
-            "".join(
-                line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
-                for line in lines
+        for line in difflib.unified_diff(old, new, f"a/{c.path}", f"b/{c.path}"):
+            if line.endswith("\n"):
+                yield line
+            else:
+                yield line + "\n"
+                yield "\\ No newline at end of file\n"
+
+
+def unified_diff(changes: Sequence[FileChange], result: str = "") -> tuple[str, bool]:
+    """A unified diff of ``changes`` for people and agents, and whether it was cut.
+
+    At most ``MAX_DIFF_LINES`` lines and ``MAX_DIFF_BYTES`` bytes (whole lines): the rest is one
+    marker line, ``… N more lines (diff truncated; read RESULT#… to see the text)``, naming the
+    answer's ``result`` (docs/json.md#edits)."""
+    out: list[str] = []
+    size = 0
+    lines = _diff_lines(changes)
+    for line in lines:
+        size += len(line.encode("utf-8", errors="surrogateescape"))
+        if len(out) >= MAX_DIFF_LINES or size > MAX_DIFF_BYTES:
+            more = 1 + sum(1 for _ in lines)
+            what = result or "the RESULT#"
+            out.append(
+                f"\u2026 {more} more line{'s' if more != 1 else ''} (diff truncated; read "
+                f"{what} to see the text)\n"
             )
-        )
-    return "".join(parts)
+            return "".join(out), True
+        out.append(line)
+    return "".join(out), False
 
 
 def _line_break_at(data: bytes, at: int) -> int:
@@ -468,8 +585,9 @@ def _line_break_at(data: bytes, at: int) -> int:
     return 1 if data[at : at + 1] == b"\n" else 0
 
 
-def splice(ft: FileText, splices: list[Splice]) -> tuple[bytes, list[tuple[int, int, bool]]]:
-    """Apply splices (end first); the new bytes and each splice's (start, end, inserted) after."""
+def splice(ft: FileText, splices: list[Splice]) -> tuple[bytes, list[Placed]]:
+    """Apply splices (end first); the new bytes and where each splice's text is in them (in
+    order of position; an inserted whole-lines splice: the lines it selects)."""
     data = ft.data
     ordered = sorted(splices, key=lambda s: (s.start, s.end))
     for sp in ordered:
@@ -497,7 +615,11 @@ def splice(ft: FileText, splices: list[Splice]) -> tuple[bytes, list[tuple[int, 
         out.append(sp.text)
         pos = sp.end
         start = sp.start + shift
-        result.append((start, start + len(sp.text), bool(sp.text)))
+        if sp.select is not None:
+            first, last = sp.select
+            result.append(Placed(start + first, start + last, bool(sp.text), True))
+        else:
+            result.append(Placed(start, start + len(sp.text), bool(sp.text), False))
         shift += len(sp.text) - (sp.end - sp.start)
     out.append(data[pos:])
     return b"".join(out), result

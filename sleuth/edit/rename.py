@@ -8,9 +8,10 @@ from those bytes, so ``journal.commit`` (which re-reads every file under the edi
 only when the disk still holds what the server saw: a file edited meanwhile is
 ``stale_reference`` and nothing is written, never the new name at the old offsets.
 
-The answer is the edit answer (RESULT# selecting every new name, ``changed``, ``diff``) plus
-``untouched``: the text occurrences of the old name that the rename did not change, so a
-silently incomplete server answer is visible. Without a semantic server the answer is
+The answer is the edit answer (RESULT# selecting every new name, ``changed``, a bounded
+``diff``) plus ``untouched``: the text occurrences of the old name that the rename did not
+change, so a silently incomplete server answer is visible. The undo data records the old names'
+ranges, so undoing a rename answers the restored names, not whole files. Without a semantic server the answer is
 ``unsupported`` — a text replace is never passed off as a rename.
 
 Name clashes (``conflict``, unless ``force``). The new name clashes when, in any file the rename
@@ -147,15 +148,18 @@ class Renamer:
         changes: list[FileChange] = []
         results: list[Range] = []
         texts: dict[str, FileText] = {}
+        replaced: dict[str, list[tuple[int, int]]] = {}  # the old names: what an undo selects
         for path, ft in olds.items():
             splices = [
                 Splice(e.start_byte, e.end_byte, e.new_text.encode("utf-8")) for e in by_file[path]
             ]
+            spans = [(sp.start, sp.end) for sp in splices]
             new, found = splice(ft, splices)  # the edit layer's own splice: end first, no overlap
             changes.append(FileChange(path, ft.stamp, ft.data, new))
+            replaced[path] = _whole_words(ft.data, spans)
             new_ft = _file_text(path, new)
             texts[path] = new_ft
-            for start, end in _whole_words(new, [(s, e) for s, e, _ in found]):
+            for start, end in _whole_words(new, [(p.start, p.end) for p in found]):
                 line, _, end_line, _ = new_ft.locate(start, end)
                 results.append(Range(path, start, end, line, end_line, new_ft.stamp))
         commit(self._ws, changes)  # refuses unless every file still holds what the server saw
@@ -165,9 +169,9 @@ class Renamer:
             {"ref": ref, "new_name": new_name},
             None,
         )
-        self._editor.save_undo(answer.result, changes)
+        self._editor.save_undo(answer.result, changes, replaced)
         answer.changed = [c.path for c in changes]
-        answer.diff = unified_diff(changes)
+        answer.diff, answer.diff_truncated = unified_diff(changes, answer.result)
         answer.untouched = self._untouched(old_name)
         return answer
 

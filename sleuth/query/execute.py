@@ -312,10 +312,8 @@ def _plan_graph(prepared: Prepared, engines: Engines) -> None:
         if note:
             prepared.notes.append(note)
         engines.graph.flush()
-    # ``graph:`` alone answers the top ``limit`` declarations: the limit is part of its identity
-    top = "" if prepared.route.body.strip() else f"\0top={req.limit}"
     prepared.fingerprint = _fingerprint(
-        req, everything, _setup(prepared.route, engines) + top, engines.digests
+        req, everything, _setup(prepared.route, engines), engines.digests
     )
     source, ranked, reason = plan_graph(
         ws,
@@ -324,11 +322,18 @@ def _plan_graph(prepared: Prepared, engines: Engines) -> None:
         graph,
         navigation=req.navigation,
         depth=req.depth,
-        limit=req.limit,
+        limit=ws.tuning.graph_rank_depth + 1,
     )
     if reason:
         prepared.notes.append(reason)
     if ranked is not None:
+        depth = ws.tuning.graph_rank_depth
+        if len(ranked) > depth:
+            ranked = ranked[:depth]
+            prepared.notes.append(
+                f"graph: keeps the top {depth} declarations of the ranking; "
+                "graph:PATH or a path scope ranks others"
+            )
         matches = []
         for path, start, end, score, extra in ranked:
             ft = ws.read(path)

@@ -21,6 +21,9 @@ from sleuth.fields import Request, arg
 __all__ = [
     "SearchRequest",
     "DEFAULT_LIMIT",
+    "DEFAULT_MAX_BYTES",
+    "GRAPH_LIMIT",
+    "check_max_bytes",
     "MAX_LIMIT",
     "MAX_QUERY_CHARS",
     "MAX_CONTEXT",
@@ -29,7 +32,11 @@ __all__ = [
 ]
 
 DEFAULT_LIMIT = 100
+GRAPH_LIMIT = 20  # graph: answers carry edges: a smaller page (docs/query.md#limits)
 MAX_LIMIT = 500  # docs/query.md#limits: limit is capped at 500
+DEFAULT_MAX_BYTES = 16 * 1024
+"""The default text budget of a search or read answer (docs/faces.md#budgets)."""
+MIN_MAX_BYTES = 256
 MAX_QUERY_CHARS = 16 * 1024
 MAX_CONTEXT = 20
 
@@ -66,6 +73,18 @@ def check_text(value: str, name: str) -> str:
     return value
 
 
+def check_max_bytes(value: object) -> int | None:
+    """A text budget: a whole number of bytes, at least ``MIN_MAX_BYTES`` (None: no budget)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < MIN_MAX_BYTES:
+        raise InvalidQuery(
+            f"max_bytes is a number of bytes, at least {MIN_MAX_BYTES}; got {value!r}",
+            details={"argument": "max_bytes"},
+        )
+    return value
+
+
 @dataclass(frozen=True)
 class SearchRequest(Request):
     """One search, exactly as the caller asked for it (after bounds are applied)."""
@@ -76,30 +95,49 @@ class SearchRequest(Request):
         cli="positional",
         metavar="QUERY",
         help="text, or a prefix: regex: files: ast: ...",
-        describe="text; or a prefix: regex:, files:, ast:, symbols:, symbol:#ID, graph:, semantic:",
+        describe="text or a prefixed query",
     )
-    path: str = arg("/", help="folder, file or reference to search in")
-    include: tuple[str, ...] = arg((), metavar="GLOB", help="globs a path must match")
-    exclude: tuple[str, ...] = arg((), metavar="GLOB", help="globs that drop a path")
-    limit: int = arg(
-        DEFAULT_LIMIT, help="matches per page (max 500)", describe="matches per page, at most 500"
+    path: str = arg(
+        "/", help="folder, file or reference to search in", describe="folder, file or reference"
     )
-    cursor: str | None = arg(None, help="next_cursor of the previous page")
+    include: tuple[str, ...] = arg(
+        (), metavar="GLOB", help="globs a path must match", describe="globs to keep"
+    )
+    exclude: tuple[str, ...] = arg(
+        (), metavar="GLOB", help="globs that drop a path", describe="globs to drop"
+    )
+    limit: int | None = arg(
+        None,
+        help="matches per page (default 100, 20 for graph:; max 500)",
+        describe="page size (max 500)",
+    )
+    cursor: str | None = arg(None, help="next_cursor of the previous page", describe="next_cursor")
     context: int = arg(
-        1, metavar="N", help="context lines", describe="context lines before and after"
+        1,
+        metavar="N",
+        help="context lines",
+        describe="context lines",
     )
-    lang: str | None = arg(
-        None, help="language for ast: and symbols: queries", describe="language for ast:/symbols:"
+    lang: str | None = arg(None, help="language for ast: and symbols: queries", describe="language")
+    navigation: str | None = arg(
+        None,
+        choices=("references",),
+        help="'references' with symbols:",
+        describe="'references': uses too",
     )
-    navigation: str | None = arg(None, choices=("references",), help="'references' with symbols:")
     case_sensitive: bool = arg(
-        True, cli="off_flag", flag="--ignore-case", short="-i", help="case-insensitive"
+        True,
+        cli="off_flag",
+        flag="--ignore-case",
+        short="-i",
+        help="case-insensitive",
+        describe="false: ignore case",
     )
     selector: str | None = arg(
         None,
         metavar="KIND",
         help="ast: the node kind to report inside a context pattern",
-        describe="ast: node kind to report inside a context pattern",
+        describe="ast: node kind",
     )
     strictness: str | None = arg(
         None,
@@ -111,7 +149,13 @@ class SearchRequest(Request):
         None,
         metavar="N",
         help="graph: how far to follow dependents",
-        describe="graph: dependents depth",
+        describe="graph: depth",
+    )
+    max_bytes: int | None = arg(
+        DEFAULT_MAX_BYTES,
+        metavar="N",
+        help="text budget: the page is cut at a match to fit (see next_cursor)",
+        describe="text budget (next_cursor continues)",
     )
 
     @classmethod
@@ -134,7 +178,9 @@ class SearchRequest(Request):
                 "search for a distinctive part of it",
                 details={"length": len(query), "max": MAX_QUERY_CHARS},
             )
-        limit = DEFAULT_LIMIT if values["limit"] is None else values["limit"]
+        limit = values["limit"]
+        if limit is None:
+            limit = GRAPH_LIMIT if query.startswith("graph:") else DEFAULT_LIMIT
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
             raise InvalidQuery(f"limit must be a positive integer, got {limit!r}")
         context = 1 if values["context"] is None else values["context"]
@@ -177,14 +223,20 @@ class SearchRequest(Request):
             "limit": min(limit, MAX_LIMIT),
             "context": min(context, MAX_CONTEXT),
             "case_sensitive": bool(values["case_sensitive"]),
+            "max_bytes": check_max_bytes(values["max_bytes"]),
         }
 
+    @property
+    def page_limit(self) -> int:
+        """The page size: ``limit`` as ``check`` resolved it (a built request always has one)."""
+        return DEFAULT_LIMIT if self.limit is None else self.limit
+
     def identity(self) -> dict[str, Any]:
-        """What makes two requests the same search: every field but paging (``limit`` and
-        ``cursor``), so a field added to the request is part of every result's identity."""
+        """What makes two requests the same search: every field but paging (``limit``,
+        ``cursor`` and ``max_bytes``), so a field added to the request is part of every result's identity."""
         found = {}
         for field in dataclasses.fields(self):
-            if field.name not in ("limit", "cursor"):
+            if field.name not in ("limit", "cursor", "max_bytes"):
                 value = getattr(self, field.name)
                 found[field.name] = list(value) if isinstance(value, tuple) else value
         return found

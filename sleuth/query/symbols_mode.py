@@ -284,6 +284,10 @@ class TagsFinder:
                     yield r
 
 
+MAX_DECLARATION_BYTES = 64 * 1024
+"""The most of a declaration ``symbol:#ID`` answers in its ``declaration`` field."""
+
+
 def plan_symbol_id(
     ws: Workspace, symbol_id: str, hint: str | None, finder: SymbolFinder
 ) -> SymbolSource:
@@ -300,8 +304,13 @@ def plan_symbol_id(
             files = list(ws.list_files().files)
         for d in finder.defs(files, "", True):
             if d.id == sid:
-                extra = {"symbol": symbol_json(d, finder.precision_of(d.path))}
-                source.by_path[d.path] = [(d.start_byte, d.end_byte, None, extra)]
+                symbol = symbol_json(d, finder.precision_of(d.path))
+                ft = ws.read(d.path)
+                if ft is not None:  # the whole declaration: a match's text stops at 256 chars
+                    whole = ft.data[d.start_byte : d.end_byte]
+                    symbol["declaration"] = whole[:MAX_DECLARATION_BYTES].decode("utf-8", "replace")
+                    symbol["declaration_cut"] = len(whole) > MAX_DECLARATION_BYTES
+                source.by_path[d.path] = [(d.start_byte, d.end_byte, None, {"symbol": symbol})]
                 return source
     raise NotFound(
         f"no declaration with id {sid} in this workspace (it may have been renamed or moved): "

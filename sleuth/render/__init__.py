@@ -22,6 +22,10 @@ engine.
   listed one per line instead, as ``#1 pkg/a.py:5:5  function get_user  [semantic] id=aac9e3052f59`` (a reference:
   ``reference get_user -> aac9e3052f59  [semantic]``) with the code below it; the compact form
   puts the same phrase between ``path:line:col #n`` and the text.
+- ``find_human`` / ``find_compact`` render a ``find`` answer (docs/json.md#find): a header
+  (result id, mode, count, the next offset), then one line per match (a path in files mode,
+  ``path:line:col #n  text`` in grep mode), the note, the warning and, for an empty page, its
+  diagnostics.
 - ``index_human`` is the one line ``sleuth index`` prints.
 - ``edit_human`` / ``edit_compact`` render an edit's answer (docs/json.md#edits): a header
   ``RESULT#… replace: 2 files changed``, then the unified diff (``+`` green, ``-`` red when
@@ -48,6 +52,7 @@ if TYPE_CHECKING:
         rename_header,
         rename_human,
     )
+    from sleuth.render.find import find_compact, find_human
     from sleuth.render.read import index_human, read_compact, read_human
     from sleuth.render.search import (
         count_phrase,
@@ -72,6 +77,7 @@ _HOME = {
         ),
         "edits",
     ),
+    **dict.fromkeys(("find_compact", "find_human"), "find"),
     **dict.fromkeys(("index_human", "read_compact", "read_human"), "read"),
     **dict.fromkeys(
         (
@@ -105,6 +111,8 @@ __all__ = [
     "search_compact",
     "read_human",
     "read_compact",
+    "find_human",
+    "find_compact",
     "index_human",
     "edit_header",
     "edit_human",

@@ -1,4 +1,9 @@
-"""Edit and rename answers: a header, the unified diff, and a rename's untouched names."""
+"""Edit and rename answers: a header, the unified diff, and a rename's untouched names.
+
+The diff is the answer's own, which the edit layer bounds (``sleuth/edit/operations.py``
+``MAX_DIFF_LINES``/``MAX_DIFF_BYTES``, docs/json.md#edits): when ``diff_truncated`` its last line
+is the marker ``… N more lines (diff truncated; read RESULT#… to see the text)``, shown as a
+warning. Nothing here re-reads files, so a rendering is never larger than its answer."""
 
 from __future__ import annotations
 
@@ -48,11 +53,13 @@ def _diff_lines(data: Json) -> list[tuple[str, str | None]]:
     """The diff's lines with their styles, without the carriage returns of CRLF files.
 
     Hunk headers say how many old and new lines follow, so a removed line that itself starts
-    with ``--`` is not mistaken for a file header."""
+    with ``--`` is not mistaken for a file header; a cut diff's marker (its last line) is a
+    warning, never read as a line of the hunk it cut."""
     diff = str(data.get("diff") or "")
     lines = diff.split("\n")
     if diff.endswith("\n"):
         lines.pop()
+    marker = lines.pop() if data.get("diff_truncated") and lines else None
     out: list[tuple[str, str | None]] = []
     old = new = 0
     for raw in lines:
@@ -76,6 +83,8 @@ def _diff_lines(data: Json) -> list[tuple[str, str | None]]:
         elif line.startswith(("--- ", "+++ ")):
             style = STYLE_DIFF_FILE
         out.append((line, style))
+    if marker is not None:
+        out.append((marker, STYLE_WARN))
     return out
 
 

@@ -90,15 +90,31 @@ def read_human(data: Json) -> Text:
     return out
 
 
+def numbered_line(number: int, text: str) -> str:
+    """One line of a compact read: ``12| text``."""
+    return f"{number}|" + (f" {text}" if text else "")
+
+
 def read_compact(data: Json) -> str:
-    """The MCP text content of a ``read``/``select`` answer: the header, then one
-    ``path:line| text`` line per selected line (gaps show as jumps in the line numbers)."""
+    """The MCP text content of a ``read``/``select`` answer: the header, then each file's path
+    once and its selected lines as ``N| text`` (``…`` between ranges that are not adjacent)."""
     lines = [_read_header(data), *_read_notes(data)]
+    path: str | None = None
+    last_line = 0
     for rng in data.get("ranges") or ():
-        for number, text in _range_lines(rng):
-            lines.append(f"{rng.get('path')}:{number}|" + (f" {text}" if text else ""))
+        numbered = _range_lines(rng)
+        if rng.get("path") != path:
+            path = str(rng.get("path"))
+            lines.append(path)
+        elif numbered and numbered[0][0] > last_line + 1:
+            lines.append(GAP)
+        for number, text in numbered:
+            lines.append(numbered_line(number, text))
+            last_line = number
     if not data.get("ranges"):
         lines.append("nothing selected")
+    if data.get("next_offset"):
+        lines.append(f"more: read with offset={data['next_offset']}")
     return "\n".join(lines)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
@@ -296,21 +297,167 @@ def _one_line(text: str) -> str:
     return " ⏎ ".join(text.split("\n"))
 
 
-def search_compact(data: Json) -> str:
-    """The MCP text content: a header, one line per match, then short hints
-    (docs/faces.md#mcp-server)."""
-    lines = [_header(data)]
-    for match in data.get("matches") or ():
-        n = match.get("n")
-        if match.get("line") is None:
-            score = f"  score {match['score']}" if match.get("score") is not None else ""
-            lines.append(f"{match.get('path')} #{n}{score}")
+CAPTURE_CHARS = 80
+"""The most of a capture's text the compact rendering shows (its RESULT# selects all of it)."""
+
+
+def _quoted(text: str, most: int = CAPTURE_CHARS) -> str:
+    shown = json.dumps(text, ensure_ascii=False)
+    return shown if len(shown) <= most else shown[: most - 2] + '…"'
+
+
+def compact_status(data: Json) -> str:
+    """``complete`` only when the search was complete and this page shows the rest of it;
+    ``more`` when a cursor continues it (docs/faces.md#mcp-server)."""
+    if not data.get("complete", True):
+        return status_phrase(data) + ("  more" if data.get("next_cursor") else "")
+    return "more" if data.get("next_cursor") else "complete"
+
+
+def _compact_header(data: Json) -> str:
+    parts = [str(data.get("result") or "(no result id)"), str(data.get("mode") or "?")]
+    if data.get("fallback"):
+        parts.append(f"fallback={data['fallback']}")
+    parts.append(count_phrase(data))
+    numbers = [m.get("n") for m in data.get("matches") or () if isinstance(m.get("n"), int)]
+    if numbers and (data.get("next_cursor") or numbers[0] != 1):
+        parts.append(f"showing #{numbers[0]}-#{numbers[-1]}")
+    parts.append(compact_status(data))
+    if data.get("refreshed"):
+        parts.append("refreshed")
+    return "  ".join(parts)
+
+
+def _qualified(node: Json) -> str:
+    container = node.get("container")
+    name = str(node.get("name") or "?")
+    return f"{container}.{name}" if container else name
+
+
+def _edge_phrase(graph: Json) -> str:
+    """``<- calls Dog.speak`` (the declaration is used there by Dog.speak) or ``-> calls x``
+    (it uses x there), with the edge's precision when a language server confirmed it."""
+    arrow = "<-" if graph.get("direction") == "in" else "->"
+    node = graph.get("node") or {}
+    edge = str(graph.get("edge") or "?")
+    if edge == "dependent":
+        edge = f"dependent (distance {graph.get('distance')})"
+    precision = "  [semantic]" if graph.get("precision") == "semantic" else ""
+    return f"{arrow} {edge} {_qualified(node)}{precision}"
+
+
+EDGE_NAMES = 4
+"""How many other ends of one edge kind a ``graph:PATH`` line names."""
+
+
+def _edge_lines(graph: Json) -> list[str]:
+    """Under a ``graph:PATH`` declaration: one line per edge kind and direction."""
+    lines = []
+    for direction, arrow in (("incoming", "<-"), ("outgoing", "->")):
+        for kind, edges in (graph.get(direction) or {}).items():
+            neighbors = list(edges.get("neighbors") or ())
+            names = [_qualified(n.get("node") or {}) for n in neighbors[:EDGE_NAMES]]
+            more = int(edges.get("count") or len(neighbors)) - len(names)
+            tail = f" (+{more} more)" if more > 0 else ""
+            lines.append(f"    {arrow} {kind}: {', '.join(names)}{tail}")
+    return lines
+
+
+def _graph_line(data: Json, match: Json, graph: Json) -> list[str]:
+    where = f"{match.get('path')}:{match.get('line')}:{match.get('column')} #{match.get('n')}"
+    if "direction" in graph:  # graph:#ID: one use, at the occurrence
+        text = _one_line(str(match.get("text") or "")).strip()
+        return [f"{where}  {_edge_phrase(graph)}  {text}"]
+    what = f"{graph.get('kind') or 'symbol'} {_qualified(graph)}  id={graph.get('id')}"
+    signature = str(graph.get("signature") or "").strip()
+    if not data.get("query", "graph:").removeprefix("graph:").strip():  # ``graph:`` alone
+        score = match.get("score")
+        rank = f"rank {match.get('n')}" + (f" ({score:.4f})" if isinstance(score, float) else "")
+        return [f"{where}  {rank}  {what}  {signature}"]
+    return [f"{where}  {what}  {signature}", *_edge_lines(graph)]
+
+
+def _first_line(match: Json, end_line: int) -> str:
+    """A match's first line; one spanning more lines says up to where (its ref selects it)."""
+    first, *rest = str(match.get("text") or "").split("\n")
+    return first.strip() + (f"  … (to line {end_line})" if rest else "")
+
+
+def _capture_lines(match: Json) -> list[str]:
+    lines = []
+    for name, capture in (match.get("captures") or {}).items():
+        if not isinstance(capture, Mapping):
+            continue
+        nodes = capture.get("nodes")
+        count = f" ({nodes} nodes)" if isinstance(nodes, int) and nodes != 1 else ""
+        ref = capture.get("ref")
+        target = f"  -> {ref}" if ref else ""
+        lines.append(f"  ${name}{count} = {_quoted(str(capture.get('text') or ''))}{target}")
+    return lines
+
+
+def _declaration_lines(match: Json, symbol: Json) -> list[str]:
+    """``symbol:#ID``: the whole declaration, numbered like ``read``."""
+    text = symbol.get("declaration")
+    if not isinstance(text, str):
+        return []
+    first = int(match.get("line") or 1)
+    lines = [f"{first + i}| {line}".rstrip() for i, line in enumerate(text.split("\n"))]
+    if symbol.get("declaration_cut"):
+        lines.append(f"… (cut: read {match.get('ref', {}).get('match')} for the rest)")
+    return lines
+
+
+def match_compact(
+    data: Json, match: Json, shown: set[tuple[str, int]], shown_refs: dict[str, str]
+) -> list[str]:
+    """The compact lines of one match: the match line, its captures, graph edges or
+    declaration, and context lines not shown yet (``shown``: (path, line) printed so far;
+    ``shown_refs``: the reference phrase said last, not repeated by the next reference)."""
+    n = match.get("n")
+    if match.get("line") is None:
+        score = f"  score {match['score']}" if match.get("score") is not None else ""
+        return [f"{match.get('path')} #{n}{score}"]
+    graph = match.get("graph")
+    path = str(match.get("path"))
+    line = int(match["line"])
+    end_line = int(match.get("end_line") or line)
+    if isinstance(graph, Mapping):
+        out = _graph_line(data, match, graph)
+    else:
+        where = f"{path}:{line}:{match.get('column')}"
+        symbol = match.get("symbol")
+        what = f"{symbol_phrase(symbol)}  " if isinstance(symbol, Mapping) else ""
+        if isinstance(symbol, Mapping) and symbol.get("kind") == "reference":
+            # a run of references to one declaration names it once (docs/faces.md#mcp-server)
+            what = "" if what == shown_refs.get("last") else what
+            shown_refs["last"] = f"{symbol_phrase(symbol)}  "
+        if isinstance(symbol, Mapping) and data.get("mode") == "symbol":
+            out = [f"{where} #{n}  {what}".rstrip(), *_declaration_lines(match, symbol)]
         else:
-            where = f"{match.get('path')}:{match.get('line')}:{match.get('column')}"
-            symbol = match.get("symbol")
-            what = f"{symbol_phrase(symbol)}  " if isinstance(symbol, Mapping) else ""
             # Indentation dropped: the column already says where the match starts.
-            lines.append(f"{where} #{n}  {what}{_one_line(str(match.get('text') or '')).lstrip()}")
+            out = [f"{where} #{n}  {what}{_first_line(match, end_line)}"]
+    out += _capture_lines(match)
+    context = match.get("context") or {}
+    before = [str(t) for t in context.get("before") or ()]
+    after = [str(t) for t in context.get("after") or ()]
+    lead = [
+        f"  {number}- {text}".rstrip()
+        for number, text in enumerate(before, start=line - len(before))
+        if (path, number) not in shown
+    ]
+    trail = [
+        f"  {number}- {text}".rstrip()
+        for number, text in enumerate(after, start=end_line + 1)
+        if (path, number) not in shown
+    ]
+    shown.update((path, k) for k in range(line - len(before), end_line + len(after) + 1))
+    return lead + out + trail
+
+
+def compact_tail(data: Json) -> list[str]:
+    """The lines after the matches: binary-safe files, absence, skipped files, the cursor."""
+    lines = []
     unsafe = list(
         dict.fromkeys(
             str(m.get("path"))
@@ -325,9 +472,57 @@ def search_compact(data: Json) -> str:
         lines.append("no matches; " + suggestion if suggestion else "no matches")
         if not data.get("complete", True):
             lines.append("incomplete search: zero matches is not proof of absence")
+    names = list(
+        dict.fromkeys(name for m in data.get("matches") or () for name in m.get("captures") or {})
+    )
+    result = str(data.get("result") or "")
+    if names and result.startswith("SEARCH#"):
+        rid = result.removeprefix("SEARCH#")
+        lines.append("every match's: " + "  ".join(f"RESULT#{rid}:all:{n}" for n in names))
     skipped = _skipped_phrase(data)
     if skipped:
         lines.append(skipped)
+    if data.get("cut") == "max_bytes":
+        lines.append("page cut to fit max_bytes")
     if data.get("next_cursor"):
         lines.append(f"next_cursor: {data['next_cursor']}")
+    return lines
+
+
+def _matched_lines(data: Json) -> set[tuple[str, int]]:
+    """(path, line) of every line a match of the page covers: never shown as context."""
+    found: set[tuple[str, int]] = set()
+    for match in data.get("matches") or ():
+        if match.get("line") is not None:
+            line = int(match["line"])
+            end = int(match.get("end_line") or line)
+            found.update((str(match.get("path")), k) for k in range(line, end + 1))
+    return found
+
+
+def search_compact(data: Json) -> str:
+    """The MCP text content (docs/faces.md#mcp-server): a header, the lines of each match
+    (``path:line:col #n  text``, then captures, edges, context), then short hints."""
+    lines = [_compact_header(data)]
+    shown = _matched_lines(data)
+    said: dict[str, str] = {}
+    for match in data.get("matches") or ():
+        lines.extend(match_compact(data, match, shown, said))
+    lines.extend(compact_tail(data))
     return "\n".join(lines)
+
+
+def compact_fit(data: Json, max_bytes: int) -> int:
+    """How many of the page's matches the compact rendering shows within ``max_bytes`` of
+    UTF-8 (at least one: a page always moves on), the header and the tail counted."""
+    matches = list(data.get("matches") or ())
+    used = len(_compact_header(data).encode()) + 1
+    used += sum(len(line.encode()) + 1 for line in compact_tail(data)) + 120  # cursor, cut
+    shown = _matched_lines(data)
+    said: dict[str, str] = {}
+    for count, match in enumerate(matches):
+        lines = match_compact(data, match, shown, said)
+        used += sum(len(line.encode()) + 1 for line in lines)
+        if used > max_bytes:
+            return max(count, 1)
+    return len(matches)

@@ -30,10 +30,11 @@ Unit = Literal["line", "match"]
 _ID = r"[0-9a-f]{8}"
 _SEARCH = re.compile(rf"SEARCH#({_ID})(?::(all|[1-9][0-9]{{0,8}}):(line|match))?")
 _RESULT = re.compile(rf"RESULT#({_ID})")
-_CAPTURE = re.compile(rf"RESULT#({_ID}):([1-9][0-9]{{0,8}}):([A-Z0-9_]{{1,160}})")
+_CAPTURE = re.compile(rf"RESULT#({_ID}):(all|[1-9][0-9]{{0,8}}):([A-Z0-9_]{{1,160}})")
 _SHAPES = (
     "SEARCH#<8 hex>:<n>:line|match, SEARCH#<8 hex>:all:line|match, SEARCH#<8 hex>, "
-    "RESULT#<8 hex> or RESULT#<8 hex>:<n>:<NAME> (copy a reference from a previous answer)"
+    "RESULT#<8 hex>, RESULT#<8 hex>:<n>:<NAME> or RESULT#<8 hex>:all:<NAME> (copy a "
+    "reference from a previous answer)"
 )
 _MAX_REF_CHARS = 200
 
@@ -48,7 +49,8 @@ class Ref:
     """A parsed reference: which result, which match (None = all), which unit.
 
     For a capture (``kind == "capture"``) ``result_id`` is the search holding the match, ``n``
-    the match and ``capture`` the metavariable's name.
+    the match (None: every match, ``RESULT#H:all:NAME``) and ``capture`` the metavariable's
+    name.
     """
 
     kind: Literal["search", "result", "capture"]
@@ -89,7 +91,8 @@ def parse_ref(text: str) -> Ref:
         return Ref("result", f"RESULT#{m.group(1)}", None, "match", text)
     m = _CAPTURE.fullmatch(text)
     if m:
-        return Ref("capture", f"SEARCH#{m.group(1)}", int(m.group(2)), "match", text, m.group(3))
+        n = None if m.group(2) == "all" else int(m.group(2))
+        return Ref("capture", f"SEARCH#{m.group(1)}", n, "match", text, m.group(3))
     raise InvalidQuery(
         f"malformed reference {text!r}: expected {_SHAPES}", details={"reference": text}
     )

@@ -205,10 +205,39 @@ class SearchPager:
     # -- pages ------------------------------------------------------------------------------
 
     def page(
-        self, row: ResultRow, query: str, first: int, limit: int, *, cursor: bool = False
+        self,
+        row: ResultRow,
+        query: str,
+        first: int,
+        limit: int,
+        *,
+        cursor: bool = False,
+        max_bytes: int | None = None,
     ) -> SearchResult:
         """Matches ``first`` .. ``first + limit - 1`` of ``row`` as a page, from what is stored:
-        the search run stores at least one match past the page when there are more."""
+        the search run stores at least one match past the page when there are more. With
+        ``max_bytes`` the page ends at the last match whose compact rendering fits
+        (docs/faces.md#budgets), and its cursor continues right after it."""
+        result = self._page(row, query, first, limit, cursor=cursor)
+        if max_bytes is None or not result.matches:
+            return result
+        from sleuth.render.search import compact_fit, search_compact
+
+        matches = result.matches
+        keep = compact_fit(result.to_json(), max_bytes)
+        while keep < len(matches):
+            result.matches = matches[:keep]
+            result.next_cursor = encode_cursor(self._registry.secret, row.id, first + keep)
+            result.extra["cut"] = "max_bytes"
+            # the estimate is checked against the rendering itself (its last lines included)
+            if keep == 1 or len(search_compact(result.to_json()).encode()) <= max_bytes:
+                break
+            keep -= 1
+        return result
+
+    def _page(
+        self, row: ResultRow, query: str, first: int, limit: int, *, cursor: bool
+    ) -> SearchResult:
         rows = self._stored_rows(row, first, limit)
         denied = self._is_denied
         if cursor and denied is not None and any(denied(r.path) for r in rows):

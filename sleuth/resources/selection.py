@@ -125,8 +125,29 @@ class Resolver:
             )
         return rows[0]
 
+    def _every_capture(self, ref: Ref, row: ResultRow) -> Selection:
+        """``RESULT#H:all:NAME``: capture NAME of every match of H (all pages; matches without
+        it add nothing). Stale when any of its files changed: a re-run could bind other
+        spans, so it is never refreshed like an ``:all`` reference."""
+        if row.resume_after is not None:
+            row = self._searches.complete(row)
+        subs = []
+        for match in self._registry.matches(row.id, 1):
+            span = match.body.get(CAPTURE_SPANS, {}).get(ref.capture or "")
+            if span is not None:
+                start, end, line, end_line = span
+                subs.append(MatchRow(1, match.path, start, end, line, end_line, match.stamp, {}))
+        if not subs:
+            raise NotFound(
+                f"{ref.text}: no match of {row.id} has a capture {ref.capture}",
+                details={"reference": ref.text},
+            )
+        return self._single(ref, row, subs, "match")
+
     def _capture(self, ref: Ref, row: ResultRow) -> Selection:
         """Capture ``ref.capture`` of match ``ref.n``: the span stored with the match."""
+        if ref.n is None:
+            return self._every_capture(ref, row)
         match = self._match(ref, row)
         span = match.body.get(CAPTURE_SPANS, {}).get(ref.capture or "")
         if span is None:

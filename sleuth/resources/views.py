@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import xxhash
@@ -51,7 +51,10 @@ class ReadResult:
     incomplete_reason: str | None = None
     changed: list[str] | None = None
     diff: str | None = None
+    diff_truncated: bool | None = None
     untouched: list[dict[str, Any]] | None = None
+    next_offset: int | None = None
+    """The line a read cut to fit ``max_bytes`` continues at (docs/json.md#read-and-select)."""
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -67,8 +70,12 @@ class ReadResult:
             out["changed"] = self.changed
         if self.diff is not None:
             out["diff"] = self.diff
+        if self.diff_truncated is not None:
+            out["diff_truncated"] = self.diff_truncated
         if self.untouched is not None:
             out["untouched"] = self.untouched
+        if self.next_offset is not None:
+            out["next_offset"] = self.next_offset
         return out
 
 
@@ -86,7 +93,13 @@ class Views:
 
     # -- read -------------------------------------------------------------------------------
 
-    def read(self, target: str, offset: int | None = None, limit: int | None = None) -> ReadResult:
+    def read(
+        self,
+        target: str,
+        offset: int | None = None,
+        limit: int | None = None,
+        max_bytes: int | None = None,
+    ) -> ReadResult:
         if not isinstance(target, str) or not target:
             raise InvalidQuery("read needs a target: a path or a reference")
         check_text(target, "target")
@@ -120,7 +133,61 @@ class Views:
             if truncated
             else None
         )
-        return self.register(sel, "read", extra, reason)
+        next_offset = None
+        if max_bytes is not None:
+            extra["max_bytes"] = max_bytes
+            sel, next_offset, cut = self._fit(sel, max_bytes, whole_ranges=is_ref)
+            if next_offset is not None:
+                reason = (
+                    f"cut to fit max_bytes={max_bytes}: read with offset={next_offset} for more"
+                )
+            elif cut:
+                reason = (
+                    f"cut to fit max_bytes={max_bytes}: {cut} more range(s) not shown; read a "
+                    "narrower reference or pass a larger max_bytes"
+                )
+        answer = self.register(sel, "read", extra, reason)
+        answer.next_offset = next_offset
+        return answer
+
+    def _fit(
+        self, sel: Selection, max_bytes: int, *, whole_ranges: bool
+    ) -> tuple[Selection, int | None, int]:
+        """The selection cut to what the compact rendering shows within ``max_bytes``
+        (docs/faces.md#budgets): whole ranges of a reference (at least one), whole lines of a
+        path's window, which continues at the returned line; and how many ranges were dropped."""
+        from sleuth.render.read import numbered_line
+
+        used = len(sel.source.encode()) + 200  # the header, and the note of a cut
+        path = None
+        for i, r in enumerate(sel.ranges):
+            ft = sel.texts.get(r.path) or self._current(r)
+            if r.path != path:
+                path = r.path
+                used += len(r.path.encode()) + 1
+            lines = ft.data[r.start_byte : r.end_byte].decode("utf-8", "replace").split("\n")
+            if len(lines) > r.end_line - r.line + 1 and lines[-1] == "":
+                lines.pop()
+            for k, text in enumerate(lines):
+                used += len(numbered_line(r.line + k, text).encode()) + 1
+                if used <= max_bytes:
+                    continue
+                if whole_ranges:
+                    keep = max(i, 1)
+                    dropped = len(sel.ranges) - keep
+                    sel.ranges = sel.ranges[:keep]
+                    return sel, None, dropped
+                if k == 0 and i == 0:
+                    k = 1  # a read always moves on by at least one line
+                    if len(lines) == 1 and len(sel.ranges) == 1:
+                        return sel, None, 0
+                if k == 0:
+                    sel.ranges = sel.ranges[:i]
+                    return sel, r.line, 0
+                clipped, _ = self._window(replace(sel, ranges=[r]), r.line, k)
+                sel.ranges = [*sel.ranges[:i], *clipped.ranges]
+                return sel, r.line + k, 0
+        return sel, None, 0
 
     def _check_count(self, ref: Ref) -> None:
         """Refuse a whole result (``:all``, ``RESULT#``) of more than ``MAX_READ_RANGES`` ranges

@@ -52,7 +52,8 @@ class _Parser(argparse.ArgumentParser):
     takes options only as spelt (no ``--pat`` for ``--path``: a guess is not strict)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, allow_abbrev=False, **kwargs)
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
         raise InvalidQuery(

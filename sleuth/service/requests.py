@@ -16,7 +16,13 @@ from typing import Any, ClassVar, Literal
 
 from sleuth.errors import InvalidQuery
 from sleuth.fields import Request, arg
-from sleuth.query.request import SearchRequest, check_text, unicode_problem
+from sleuth.query.request import (
+    DEFAULT_MAX_BYTES,
+    SearchRequest,
+    check_max_bytes,
+    check_text,
+    unicode_problem,
+)
 from sleuth.resources.refs import looks_like_ref
 
 __all__ = [
@@ -45,11 +51,9 @@ _IDENTIFIER = re.compile(r"[^\W\d]\w*|\$\w*", re.UNICODE)
 """What a rename's new name must be: an identifier (``$`` allowed, as JavaScript and PHP do)."""
 
 _EDIT_REF = "what to edit: SEARCH#H:N:match, SEARCH#H:all:line, RESULT#ID ..."
-_EDIT_REF_MCP = (
-    "what to edit: SEARCH#H:n:match, SEARCH#H:n:line, SEARCH#H:all:match, a capture's RESULT#ID ..."
-)
+_EDIT_REF_MCP = "a reference (SEARCH#… or RESULT#…)"
 _EDIT_TEXT = "the new text"
-_EDIT_TEXT_MCP = "the new text, used exactly (line endings follow the file's)"
+_EDIT_TEXT_MCP = "the text, used exactly"
 _TARGET = "a reference, or PATH:LINE (before that line)"
 
 
@@ -98,22 +102,28 @@ class ReadRequest(Request):
         cli="positional",
         metavar="TARGET",
         help="a path, or a reference: SEARCH#H:N:match, SEARCH#H:all:line, RESULT#ID ...",
-        describe="a path, or a reference: SEARCH#H:n:match, SEARCH#H:n:line, "
-        "SEARCH#H:all:line, RESULT#ID",
+        describe="a path or a reference",
     )
     offset: int | None = arg(
         None,
         metavar="N",
         help="first line to show (1-based)",
-        describe="first line to read (1-based)",
+        describe="first line (1-based)",
     )
     limit: int | None = arg(
-        None, metavar="N", help="number of lines to show", describe="number of lines to read"
+        None, metavar="N", help="number of lines to show", describe="number of lines"
+    )
+    max_bytes: int | None = arg(
+        DEFAULT_MAX_BYTES,
+        metavar="N",
+        help="text budget: the read is cut at a line to fit (see next_offset)",
+        describe="text budget (next_offset continues)",
     )
 
     @classmethod
     def check(cls, values: dict[str, Any]) -> dict[str, Any]:
         return {
+            "max_bytes": check_max_bytes(values["max_bytes"]),
             **values,
             "target": _non_empty(
                 values["target"], "read needs a target: a path or a reference", "target"
@@ -131,13 +141,13 @@ class SelectRequest(Request):
         cli="positional",
         metavar="REF",
         help="a result: SEARCH#H or RESULT#ID",
-        describe="a result: SEARCH#H (or SEARCH#H:all:line for whole lines) or RESULT#ID",
+        describe="SEARCH#H (SEARCH#H:all:line: whole lines) or RESULT#ID",
     )
     items: tuple[int, ...] = arg(
         cli="positional",
         metavar="N",
         help="match numbers (#n) to keep",
-        describe="match numbers #n to keep",
+        describe="match numbers #n",
     )
 
     @classmethod
@@ -189,7 +199,7 @@ class InsertRequest(Request):
             "insert after each selected range",
         ),
         help="where to insert: before or after each selected range",
-        describe="'before' or 'after' each range",
+        describe="before or after",
     )
 
     @classmethod
@@ -265,20 +275,20 @@ class RenameRequest(Request):
         cli="positional",
         metavar="REF",
         help="the symbol: a symbols: match (SEARCH#H:N:match); or REF#NEW",
-        describe="the symbol's name: a symbols: match SEARCH#H:n:match (or REF#NEW_NAME)",
+        describe="a symbols: match (or REF#NEW_NAME)",
     )
     new_name: str | None = arg(
         None,
         cli="positional",
         metavar="NEW",
         help="the new name (or write REF#NEW)",
-        describe="the new name (omit with REF#NEW_NAME)",
+        describe="the new name",
     )
     force: bool = arg(
         False,
         cli="flag",
         help="rename even where the new name is already used (else conflict, exit 3)",
-        describe="rename even where the new name is already used (otherwise conflict)",
+        describe="even if the name is taken",
     )
 
     @classmethod

@@ -101,21 +101,23 @@ class Searches:
         if req.cursor is None:
             prepared = self._prepare(req)
             row = self._run(prepared)
-            result = self.pager.page(row, req.query, 1, req.limit)
+            result = self.pager.page(row, req.query, 1, req.page_limit, max_bytes=req.max_bytes)
             if prepared.suggest and result.total == 0 and result.complete:
                 result.possible_names, skipped = self._possible_names(prepared)
                 result.possible_names_skipped = "budget" if skipped else None
             return result
         row, offset = self.pager.resolve_cursor(req)
-        need = offset + req.limit  # one more than the page, to know whether more exist
-        if self.pager.needs_scan(row, offset, req.limit):
+        need = offset + req.page_limit  # one more than the page, to know whether more exist
+        if self.pager.needs_scan(row, offset, req.page_limit):
             # store ahead (doubling, bounded): paging through a large result then scans and
             # lists the workspace a logarithmic number of times, not once per page
             ahead = min(row.stored, EXTEND_AHEAD_MAX)
             self._extend(
                 row, self._prepare(replace(req, cursor=None)), max(need, row.stored + ahead)
             )
-        return self.pager.page(row, req.query, offset, req.limit, cursor=True)
+        return self.pager.page(
+            row, req.query, offset, req.page_limit, cursor=True, max_bytes=req.max_bytes
+        )
 
     # -- Rerun (resources.selection) --------------------------------------------------------
 
@@ -153,7 +155,7 @@ class Searches:
         stage = prepared.stages[0]
         for stage in prepared.stages:
             scanner = prepared.scanner(stage)
-            stored, resume_after = _collect(scanner, req.limit + 1, None)
+            stored, resume_after = _collect(scanner, req.page_limit + 1, None)
             if stored or stage is prepared.stages[-1]:
                 break
         total: int | None = len(stored)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from sleuth.query.request import SearchRequest
+from sleuth.service.find import FindRequest
 
 __all__ = [
     "Engine",
@@ -46,6 +47,8 @@ class Engine(Protocol):
     def read(self, *args: Any, **kwargs: Any) -> Result: ...
 
     def select(self, *args: Any, **kwargs: Any) -> Result: ...
+
+    def find(self, *args: Any, **kwargs: Any) -> Result: ...
 
     def index_now(self) -> int: ...
 
@@ -148,27 +151,33 @@ VERBS: dict[str, Verb] = {
             "search",
             SearchRequest,
             "search the workspace",
-            "Search the workspace: literal text (falls back to regex, then words), or a prefixed "
-            "query. Answers the result id (SEARCH#H) and one line per match (path:line:col #n "
-            "text); SEARCH#H:n:match and SEARCH#H:n:line reference match n.",
+            "Search: a literal (falls back to regex, words), or regex:, files:, ast: (code with "
+            "$X/$$$X captures), symbols:NAME, symbol:#ID, graph:[PATH|#ID]. Returns SEARCH#H "
+            "and path:line:col #n text per match.",
             _method("search"),
         ),
         Verb(
             "read",
             "ReadRequest",
             "read a file or a reference (registers a RESULT#)",
-            "Read a file (optionally a window of lines) or the exact text a reference selects. "
-            "Answers a RESULT# id for what was shown (usable as a reference, e.g. as a search "
-            "path) and one line per selected line: path:line| text.",
+            "Read a path (offset/limit lines) or what a reference selects. Returns RESULT#, each "
+            "path once, N| text lines.",
             _method("read"),
         ),
         Verb(
             "select",
             "SelectRequest",
             "keep some matches of a result as a RESULT#",
-            "Keep some matches (their #n) of a result as a new RESULT#, across all its pages. "
-            "Answers the RESULT# id and one line per selected line: path:line| text.",
+            "Keep matches #n of a result (any page) as one RESULT#.",
             _method("select"),
+        ),
+        Verb(
+            "find",
+            FindRequest,
+            "find files (fuzzy, frecency) or grep their contents",
+            "Find files (fuzzy path, frecency) or grep contents; pages by offset. Returns "
+            "matches with SEARCH#H:n refs.",
+            _method("find"),
         ),
         Verb(
             "index",
@@ -182,53 +191,46 @@ VERBS: dict[str, Verb] = {
             "replace",
             "ReplaceRequest",
             "replace what a reference selects with new text",
-            "Replace every range a reference selects with text, in every file or none (a changed "
-            "file is stale_reference: search again). Answers a RESULT# selecting the new text, "
-            "then a unified diff; undo(result) reverts it.",
+            "Replace what a reference selects with text (all files or none). Returns RESULT# + "
+            "diff.",
         ),
         _edit(
             "insert",
             "InsertRequest",
             "insert text before (or after) what a reference selects",
-            "Insert text before (or after) every range a reference selects. Answers a RESULT# "
-            "selecting the inserted text, then a unified diff.",
+            "Insert text before/after what a reference selects (:line: whole lines). Returns "
+            "RESULT# + diff.",
         ),
         _edit(
             "delete",
             "DeleteRequest",
             "delete what a reference selects (whole lines for :line)",
-            "Delete every range a reference selects (a :line reference takes its line breaks "
-            "too). Answers a RESULT# selecting the empty positions, then a unified diff.",
+            "Delete what a reference selects (:line: whole lines). Returns RESULT# + diff.",
         ),
         _edit(
             "copy",
             "CopyRequest",
             "copy what a reference selects to --to TARGET",
-            "Copy the text a reference selects to a target (a reference, or PATH:LINE to insert "
-            "before that line). Answers a RESULT# selecting the copy, then a unified diff.",
+            "Copy what a reference selects to `to` (reference or PATH:LINE). Returns RESULT# + diff.",
         ),
         _edit(
             "move",
             "MoveRequest",
             "move what a reference selects to --to TARGET",
-            "Move the text a reference selects to a target (a reference, or PATH:LINE), in one "
-            "all-or-nothing edit. Answers a RESULT# selecting the moved text, then a unified diff.",
+            "Move what a reference selects to `to` (reference or PATH:LINE). Returns RESULT# + diff.",
         ),
         _edit(
             "undo",
             "UndoRequest",
             "undo an edit by its RESULT#, if its files are unchanged since",
-            "Undo an edit: restore the exact bytes it replaced, if its files still hold what it "
-            "wrote (otherwise conflict, nothing written). Answers a RESULT# and a unified diff.",
+            "Undo an edit by its RESULT# (if its files are unchanged). Returns RESULT# + diff.",
         ),
         Verb(
             "rename",
             "RenameRequest",
             "rename a symbol through its language server (REF NEW or REF#NEW)",
-            "Rename a symbol through its language server (native rename, every file or none; "
-            "unsupported without a server). Answers a RESULT# selecting every new name, a "
-            "unified diff, and the text occurrences of the old name it did not change, for "
-            "review.",
+            "Rename a symbols: match via its language server. Returns RESULT# + diff + the "
+            "old name's text occurrences left.",
             _method("rename"),
             read_only=False,
         ),
@@ -236,8 +238,7 @@ VERBS: dict[str, Verb] = {
             "doctor",
             "DoctorRequest",
             "list the language servers: found, version, how to install",
-            "The language servers per language: found or not, version, how to install. Without "
-            "a server symbols: answers are syntactic and rename is unsupported.",
+            "Language servers: found, version, how to install.",
             _doctor,
             object_run=_doctor_object,
         ),

@@ -21,10 +21,12 @@ from typing import TYPE_CHECKING, Any, Literal, ParamSpec, TypeVar
 
 from sleuth.errors import InvalidPath, InvalidQuery
 from sleuth.query.execute import Engines
-from sleuth.query.request import DEFAULT_LIMIT, SearchRequest
+from sleuth.query.request import DEFAULT_MAX_BYTES, SearchRequest
 from sleuth.resources.registry import Registry
 from sleuth.resources.response import SearchResult
 from sleuth.resources.views import ReadResult, Views
+from sleuth.service.find import FindRequest, FindResult, lenient
+from sleuth.service.finder import Finder, RecordingViews
 from sleuth.service.search import Searches
 from sleuth.service.session import Session
 from sleuth.tuning import Tuning
@@ -117,7 +119,9 @@ class Workbench:
         )
         self._searches = Searches(self.workspace, self._registry, engines, build_index=build_index)
         self._resolver = self._searches.resolver
-        self._views = Views(self.workspace, self._registry, self._resolver)
+        views = RecordingViews(self.workspace, self._registry, self._resolver)  # + frecency
+        self._views: Views = views
+        self._finder = Finder(self.workspace, self._searches, views.frecency)
         self._editor_: Editor | None = None
         self._release = self.session.hold(self._close_resources)
         if (self.workspace.root / ".sleuth" / "journal").is_dir():
@@ -178,7 +182,7 @@ class Workbench:
         path: str = "/",
         include: Sequence[str] = (),
         exclude: Sequence[str] = (),
-        limit: int = DEFAULT_LIMIT,
+        limit: int | None = None,
         cursor: str | None = None,
         context: int = 1,
         lang: str | None = None,
@@ -187,6 +191,7 @@ class Workbench:
         selector: str | None = None,
         strictness: str | None = None,
         depth: int | None = None,
+        max_bytes: int | None = DEFAULT_MAX_BYTES,
     ) -> SearchResult:
         """Search the workspace (docs/query.md); one page of matches with references."""
         options = dict(locals())  # the parameters are the request's fields (tests/service)
@@ -195,13 +200,18 @@ class Workbench:
 
     @strict("read")
     def read(
-        self, target: str, *, offset: int | None = None, limit: int | None = None
+        self,
+        target: str,
+        *,
+        offset: int | None = None,
+        limit: int | None = None,
+        max_bytes: int | None = DEFAULT_MAX_BYTES,
     ) -> ReadResult:
         """The text a path (with a line window) or a reference selects; registers a RESULT#."""
         from sleuth.service import requests as rq  # late: a search never needs it
 
-        req = rq.ReadRequest.build(target, offset=offset, limit=limit)
-        return self._views.read(req.target, req.offset, req.limit)
+        req = rq.ReadRequest.build(target, offset=offset, limit=limit, max_bytes=max_bytes)
+        return self._views.read(req.target, req.offset, req.limit, req.max_bytes)
 
     @strict("select")
     def select(self, ref: str, items: Sequence[int]) -> ReadResult:
@@ -210,6 +220,27 @@ class Workbench:
 
         req = rq.SelectRequest.build(ref, items)
         return self._views.select(req.ref, req.items)
+
+    @lenient
+    def find(
+        self,
+        query: str,
+        *,
+        mode: Literal["files", "grep"] = "files",
+        grep_mode: Literal["plain_text", "regex", "fuzzy"] = "plain_text",
+        case_sensitive: bool = False,
+        context_lines: int = 0,
+        max_results: int = 50,
+        offset: int = 0,
+        path: str | None = None,
+        ext: str | None = None,
+        unrecognized: Sequence[str] = (),
+    ) -> FindResult:
+        """The harness search tool (docs/faces.md#find): fuzzy paths ranked with frecency, or
+        grep; an unknown keyword is answered as a warning, not refused."""
+        options = dict(locals())  # the parameters are the request's fields (tests/service)
+        del options["self"]
+        return self._finder.find(FindRequest.build(**options))
 
     # -- edits (docs/edits.md): stamps checked first, all files or none ---------------------
 
@@ -293,6 +324,7 @@ class Workbench:
 
     def _close_resources(self) -> None:
         self._searches.close()
+        self._finder.close()
         self.workspace.close()
         self._registry.close()
 

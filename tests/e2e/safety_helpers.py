@@ -8,9 +8,12 @@ turns a hang into ``StepTimeout``, the watcher settling, and the hypothesis stra
 
 The harness's expected result of an edit follows the documented semantics of
 ``sleuth/edit/operations.py`` (and ``tests/edit/test_operations.py``): ``insert`` through a
-``:line`` reference goes exactly at the edge of the line (before its first character, after
-its last one); copy and move take whole lines with a line break, at the start of the target
-line; deleting whole lines takes their line break (or the one before a last line without one).
+``:match`` goes exactly at its edge; through a ``:line`` reference it inserts whole lines
+(``whole_lines``): before the line, or after its line break, the text ending in one line break
+(added when missing), or after a last line without a line break the break first and none at
+the end. Copy and move to ``PATH:LINE`` insert whole lines the same way, at the start of the
+target line; deleting whole lines takes their line break (or the one before a last line
+without one).
 """
 
 from __future__ import annotations
@@ -90,8 +93,10 @@ __all__ = [
     "scratch_dir",
     "SETTLED",
     "searchable",
+    "selected_insert",
     "snapshot",
     "wait_for_watcher",
+    "whole_lines",
 ]
 
 TOKENS = ("Alpha", "Bravo", "Charlie", "Delta")
@@ -324,6 +329,24 @@ def apply_splices(data: bytes, splices: list[Sp]) -> bytes | None:
     return b"".join(out)
 
 
+def whole_lines(data: bytes, at: int, text: bytes) -> Sp:
+    """``text`` inserted at ``at`` as whole lines (docs/edits.md#insert): at a line start it
+    ends in one ``\\n``; at the end of a file whose last line has no line break the ``\\n``
+    goes first and none is added at the end. Empty text inserts nothing."""
+    if not text:
+        return Sp(at, at, b"")
+    lines = text.removesuffix(b"\n")
+    if at == len(data) and at > 0 and data[at - 1 : at] != b"\n":
+        return Sp(at, at, b"\n" + lines)
+    return Sp(at, at, lines + b"\n")
+
+
+def selected_insert(unit: str, text: str) -> str:
+    """The text an insert's answer selects: all of it through a ``:match``; through a ``:line``
+    the new lines as a ``:line`` reference selects them, without their last line break."""
+    return text.removesuffix("\n") if unit == "line" else text
+
+
 def line_span(data: bytes, start: int, end: int) -> tuple[int, int]:
     """The whole lines holding [start, end), without the last one's line break."""
     s = data.rfind(b"\n", 0, start) + 1
@@ -439,6 +462,12 @@ def expect_simple(
             continue
         if op == "replace":
             sps = [Sp(s, e, text) for s, e in ranges]
+        elif op == "insert" and sel.unit == "line":
+            # before the line, or after its line break (the end of a file without a final one)
+            sps = [
+                whole_lines(data, s if where == "before" else min(e + 1, len(data)), text)
+                for s, e in ranges
+            ]
         elif op == "insert":
             sps = [Sp(s, s, text) if where == "before" else Sp(e, e, text) for s, e in ranges]
         else:
@@ -494,11 +523,8 @@ def expect_copy(
     offset = starts[line - 1] if line <= count else len(tdata)
     all_lines = sel.unit == "line"
     blob = (b"\n" if all_lines else b"").join(p[3] for p in pieces)
-    if all_lines and not blob.endswith(b"\n"):
-        blob += b"\n"
-    if offset == len(tdata) and tdata and not tdata.endswith(b"\n"):
-        blob = b"\n" + blob.rstrip(b"\n")
-    splices: dict[str, list[Sp]] = {target: [Sp(offset, offset, blob)]}
+    # to PATH:LINE the text goes as whole lines, whatever the unit of its source
+    splices: dict[str, list[Sp]] = {target: [whole_lines(tdata, offset, blob)]}
     if move:
         for path, s, e, _ in pieces:
             if path == target and s < offset < e:

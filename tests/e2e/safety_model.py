@@ -49,7 +49,9 @@ After every step the harness checks, against its own model of every file:
 5. ``inv5``: every search answer equals the matches in the bytes on disk (a subset when it says
    ``complete: false``) — for a watching face, per file, in the bytes it held at some moment of
    the last ``WATCH_WINDOW_S`` (docs/SAFETY.md) — a plain read answers the file's bytes, and an
-   edit's answer names the files it changed and selects the text it wrote.
+   edit's answer names the files it changed and selects the text it wrote (through a ``:line``
+   reference an insert's new lines, without their last line break), at the offsets where the
+   harness's model of the file holds it.
 
 ``tests/e2e/safety_helpers.py`` holds the layout, the disk snapshots, the harness's model of
 each edit (which semantics it follows is said there), the account and the strategies.
@@ -137,6 +139,7 @@ from tests.e2e.safety_helpers import (
     read_entry,
     scratch_dir,
     searchable,
+    selected_insert,
     snapshot,
     wait_for_watcher,
 )
@@ -676,10 +679,11 @@ class SafetyMachine(RuleBasedStateMachine):
         expect: Callable[[bool, Tree, Verified], dict[str, bytes] | Refuse],
         text: str | None = None,
         copied: Callable[[bool, Tree], list[str]] | None = None,
+        unit: str = "match",
     ) -> EditRecord | None:
         """``paths``: the files the edit names (a ``planned`` fault's default target);
         ``copied``: the files a copy reads without writing them (given ``refreshed`` and the
-        tree as the step began)."""
+        tree as the step began); ``unit``: what the reference selects (``match`` or ``line``)."""
         """Run one edit with its fault and check the tree against the harness's expectation."""
         start = dict(self.model)
         self.fault, self.fault_done, self.fault_calls = fault, False, Counter()
@@ -732,9 +736,21 @@ class SafetyMachine(RuleBasedStateMachine):
                 f"{what} says it changed {answer.get('changed')}, the model {sorted(changed)}",
             )
         if text is not None and op in ("replace", "insert"):
+            # an insert through a :line reference selects the new lines as a :line would
+            wrote = selected_insert(unit, text) if op == "insert" else text
             texts = {r["text"] for r in answer["ranges"]}
-            if texts - {text}:
-                self.violate("inv5-edit-answer", f"{what} selects {texts}, it wrote {text!r}")
+            if texts - {wrote}:
+                self.violate("inv5-edit-answer", f"{what} selects {texts}, it wrote {wrote!r}")
+        for r in answer["ranges"]:
+            if r["path"] not in changed:
+                continue
+            held = changed[r["path"]][r["start_byte"] : r["end_byte"]]
+            if held.decode("utf-8", "replace") != r["text"]:
+                self.violate(
+                    "inv5-edit-answer",
+                    f"{what} selects {r['text']!r} at {r['path']}:{r['start_byte']}-"
+                    f"{r['end_byte']}, where the file holds {held!r}",
+                )
         self.check_tree(wanted, f"after {what}")
         ranges = [(r["path"], r["start_byte"], r["end_byte"]) for r in answer["ranges"]]
         record = EditRecord(
@@ -819,6 +835,7 @@ class SafetyMachine(RuleBasedStateMachine):
                 op, s, refreshed, start, verified, text.encode(), where
             ),
             text=text if op != "delete" else "",
+            unit=s.unit,
         )
 
     @rule(pick=PICK, sel=SELECTION, text=TEXT, fault=FAULT, refresh=st.booleans())

@@ -21,12 +21,23 @@ from typing import Any
 
 import anyio
 
+from sleuth import Workbench
+from sleuth.edit.operations import MAX_DIFF_LINES
 from tests.conftest import MakeWorkspace
 from tests.e2e.conftest import ERROR_KEYS, mcp_session, run_cli, run_cli_on_tty
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 GREEN, RED = "\x1b[32m", "\x1b[31m"
-EDIT_KEYS = {"result", "source", "refreshed", "complete", "ranges", "changed", "diff"}
+EDIT_KEYS = {
+    "result",
+    "source",
+    "refreshed",
+    "complete",
+    "ranges",
+    "changed",
+    "diff",
+    "diff_truncated",
+}
 
 PROJECT: dict[str, str | bytes] = {
     "app/users.py": "def fetch_user(uid):\n    return db.get(uid)\n\n\n"
@@ -206,9 +217,9 @@ def test_text_from_stdin_and_from_a_file(make_workspace: MakeWorkspace, tmp_path
         .read_bytes()
         .startswith(b"def fetch_user(uid):\n    row = db.get(uid)\n    return row\n\n\n")
     )
-    # CRLF file: the inserted text takes CRLF
+    # CRLF file: the inserted line takes CRLF
     admin = ok(root, "search", "ADMIN")["matches"][0]["ref"]["line"]
-    edited(root, "insert", admin, "--after", stdin=b"\nGUEST = None")
+    edited(root, "insert", admin, "--after", stdin=b"GUEST = None")
     assert (root / "app/admin.py").read_bytes() == (
         b"import app.users\r\n\r\nADMIN = app.users.fetch_user(0)\r\nGUEST = None\r\n"
     )
@@ -277,3 +288,109 @@ def test_mcp_edit_tools_answer_the_cli_json(make_workspace: MakeWorkspace) -> No
     assert tree(root) == {k: v.encode() if isinstance(v, str) else v for k, v in PROJECT.items()}
     # the MCP edit's RESULT# is readable from the CLI, as every reference is
     fails(root, "stale_reference", 3, "read", data["result"])
+
+
+# --- whole lines through :line, bounded answers (issue 20) ----------------------------------
+
+LINES = {
+    "a.py": "a = 1\nb = 2\nc = 3\n",
+    "crlf.py": "a = 1\r\nb = 2\r\n",
+    "tail.py": "a = 1\nb = 2",
+}
+INSERTED = {
+    "a.py": b"a = 1\nb = 2\nnew = 0\nc = 3\n",
+    "crlf.py": b"a = 1\r\nb = 2\r\nnew = 0\r\n",
+    "tail.py": b"a = 1\nb = 2\nnew = 0",
+}
+"""``insert --after`` of ``new = 0`` through the ``:line`` of ``b = 2``: a new line after it, in
+the file's line endings; after a last line without a line break the file still ends without."""
+
+
+def _line_ref(ref_of: dict[str, Any]) -> str:
+    return str(ref_of["matches"][0]["ref"]["line"])
+
+
+def test_insert_after_a_line_adds_a_new_line_through_the_cli(make_workspace: MakeWorkspace) -> None:
+    root = make_workspace(dict(LINES))
+    for path, expected in INSERTED.items():
+        line = _line_ref(ok(root, "search", "b = 2", "--path", path))
+        answer = edited(root, "insert", line, "--after", "--text", "new = 0")
+        assert (root / path).read_bytes() == expected
+        assert [(r["path"], r["text"]) for r in answer["ranges"]] == [(path, "new = 0")]
+        assert "+new = 0" in answer["diff"].replace("\r", "").splitlines()
+        # the RESULT# selects the new line: deleting it gives the file back
+        edited(root, "delete", answer["result"])
+        assert (root / path).read_bytes() == LINES[path].encode()
+    # for people: the diff shows one added line and no changed one
+    line = _line_ref(ok(root, "search", "b = 2", "--path", "a.py"))
+    proc = sleuth(root, "insert", line, "--after", "--text", "new = 0")
+    assert proc.returncode == 0
+    changed = [x for x in proc.stdout.splitlines()[3:] if x[:1] in "+-"]
+    assert changed == ["+new = 0"]
+
+
+def test_insert_through_a_line_is_the_same_in_the_api_and_over_mcp(
+    make_workspace: MakeWorkspace,
+) -> None:
+    api_root, mcp_root = make_workspace(dict(LINES)), make_workspace(dict(LINES))
+    api: dict[str, Any] = {}
+    with Workbench(api_root) as wb:
+        for path in LINES:
+            line = _line_ref(wb.search("b = 2", path=path).to_json())
+            api[path] = wb.insert(line, "new = 0", where="after").to_json()
+    assert {p: (api_root / p).read_bytes() for p in LINES} == INSERTED
+    refs = {path: _line_ref(ok(mcp_root, "search", "b = 2", "--path", path)) for path in LINES}
+
+    async def go() -> dict[str, tuple[dict[str, Any], str]]:
+        out = {}
+        async with mcp_session(mcp_root) as session:
+            for path, line in refs.items():
+                result = await session.call_tool(
+                    "insert", {"ref": line, "text": "new = 0", "where": "after"}
+                )
+                assert result.is_error is False
+                out[path] = (result.structured_content, result.content[0].text)
+        return out
+
+    over_mcp = anyio.run(go)
+    assert {p: (mcp_root / p).read_bytes() for p in LINES} == INSERTED
+    for path, (data, text) in over_mcp.items():
+        assert set(data) == EDIT_KEYS
+        strip = ("result", "source")
+        assert {k: v for k, v in data.items() if k not in strip} == {
+            k: v for k, v in api[path].items() if k not in strip
+        }
+        assert text.splitlines()[0] == f"{data['result']} insert: 1 file changed"
+        assert "+new = 0" in text.splitlines()
+
+
+def test_a_huge_edit_answers_a_bounded_diff_in_every_face(make_workspace: MakeWorkspace) -> None:
+    big = "".join(f"row_{i} = OLD\n" for i in range(5000))
+    root = make_workspace({"big.py": big})
+    uses = ok(root, "search", "OLD")
+    answer = edited(root, "replace", uses["all"]["match"], "--text", "NEW")
+    assert answer["diff_truncated"] is True and len(answer["ranges"]) == 5000
+    lines = answer["diff"].splitlines()
+    assert len(lines) <= MAX_DIFF_LINES + 1
+    assert re.fullmatch(
+        rf"\u2026 \d+ more lines \(diff truncated; read {re.escape(answer['result'])} to see "
+        r"the text\)",
+        lines[-1],
+    )
+    # the CLI for people ends with the marker and the undo hint
+    proc = sleuth(root, "undo", answer["result"])
+    assert proc.returncode == 0 and (root / "big.py").read_bytes() == big.encode()
+    out = proc.stdout.splitlines()
+    assert "(diff truncated; read RESULT#" in out[-1] and len(out) <= MAX_DIFF_LINES + 2
+    uses = ok(root, "search", "OLD")
+
+    async def go() -> tuple[dict[str, Any], str]:
+        async with mcp_session(root) as session:
+            result = await session.call_tool("replace", {"ref": uses["all"]["match"], "text": "X"})
+            assert result.is_error is False
+            return result.structured_content, result.content[0].text
+
+    data, text = anyio.run(go)
+    assert data["diff_truncated"] is True
+    assert text.splitlines()[-1] == data["diff"].splitlines()[-1]
+    assert len(text.encode()) < 40 * 1024 < len(big)

@@ -597,13 +597,17 @@ def test_regression_scoped_graph_answer_follows_edits_outside_the_scope(tmp_path
 
 
 def test_regression_a_ranked_map_answers_the_limit_asked(tmp_path: Path) -> None:
-    """``graph:`` answers the top ``limit`` declarations, so the limit is part of what the
-    answer is: a larger limit after a smaller one must not get the stored smaller answer."""
+    """``graph:`` is one ranking paged like any result: a larger limit after a smaller one
+    shows more of the same ranking, and the cursor of a small page continues it."""
     root = copy_project("graph_py", tmp_path / "graph_py")
     with Workbench(root, servers=False) as wb:
         small = wb.search("graph:", limit=1).to_json()
         large = wb.search("graph:", limit=5).to_json()
-        again = wb.search("graph:", limit=1).to_json()
+        default = wb.search("graph:").to_json()
+        rest = wb.search("graph:", limit=4, cursor=small["next_cursor"]).to_json()
     assert len(small["matches"]) == 1 and len(large["matches"]) == 5
-    assert large["result"] != small["result"] and again["result"] == small["result"]
-    assert large["matches"][0]["graph"]["id"] == small["matches"][0]["graph"]["id"]
+    assert large["result"] == small["result"] == default["result"]
+    assert len(default["matches"]) == min(20, default["total"])
+    ids = [m["graph"]["id"] for m in large["matches"]]
+    assert [m["graph"]["id"] for m in small["matches"] + rest["matches"]] == ids
+    assert small["next_cursor"] is not None

@@ -51,7 +51,8 @@ def test_lists_search_tool_and_answers_structured_and_text(sample_root: Path) ->
             header = lines[0].split("  ")
             assert header[0] == data["result"] and header[1] == data["mode"] == "literal"
             assert f"{data['total']} matches" in header and "complete" in header
-            parsed = [LINE.fullmatch(line) for line in lines[1 : 1 + len(data["matches"])]]
+            match_lines = [line for line in lines[1:] if not line.startswith("  ")]  # context
+            parsed = [LINE.fullmatch(line) for line in match_lines[: len(data["matches"])]]
             assert all(parsed)
             for found, match in zip(parsed, data["matches"], strict=True):
                 assert found is not None

@@ -332,11 +332,14 @@ def expected_edit(
             at = s if op.where == "before" else e
             splices.append((at, at, (text or "").encode()))
     out, ranges, pos, shift = [], [], 0, 0
+    # inserted whole lines (through :line) are answered as a :line selects them: without their
+    # last line break (docs/edits.md#insert); the texts here always end in one
+    trim = 1 if op.tool == "insert" and op.unit == "line" else 0
     for s, e, new in splices:
         out.append(a[pos:s])
         out.append(new)
         pos = e
-        ranges.append((s + shift, s + shift + len(new), new.decode()))
+        ranges.append((s + shift, s + shift + len(new) - trim, new[: len(new) - trim].decode()))
         shift += len(new) - (e - s)
     out.append(a[pos:])
     return b"".join(out), ranges

@@ -377,7 +377,7 @@ def test_references_cross_between_cli_and_mcp(make_workspace: MakeWorkspace) -> 
             assert got.structured_content == read(root, f"{cli_result['result']}:2:match")
             lines = _mcp_text(got).splitlines()
             assert lines[0].startswith(got.structured_content["result"] + " from ")
-            assert lines[1:] == ["a.txt:4| foo"]
+            assert lines[1:] == ["a.txt", "4| foo"]
             window = await session.call_tool("read", {"target": cli_window["result"]})
             assert window.structured_content["ranges"] == cli_window["ranges"]
 

@@ -50,6 +50,7 @@ RENAME_KEYS = {
     "ranges",
     "changed",
     "diff",
+    "diff_truncated",
     "untouched",
 }
 WORD_RE = re.compile(rf"(?<![\w$]){WORD}(?![\w$])")
@@ -173,6 +174,7 @@ def test_rename_across_files_then_the_projects_own_tests_pass(name: str, tmp_pat
     unrelated = sorted(occurrences({project.unrelated: project.files[project.unrelated]}))
     if form == "json":
         data = ok(root, *args)
+        result = data["result"]
         assert set(data) == RENAME_KEYS
         assert (data["source"], data["complete"], data["refreshed"]) == (ref, True, False)
         assert data["changed"] == changed
@@ -186,6 +188,7 @@ def test_rename_across_files_then_the_projects_own_tests_pass(name: str, tmp_pat
         proc = sleuth(root, *args)
         assert proc.returncode == 0, proc.stderr
         lines = proc.stdout.splitlines()
+        result = lines[0].split()[0]
         assert re.fullmatch(
             rf"RESULT#[0-9a-f]+ rename: {len(occurrences(related(project)))} "
             rf"occurrences in {len(changed)} files",
@@ -206,6 +209,15 @@ def test_rename_across_files_then_the_projects_own_tests_pass(name: str, tmp_pat
     assert after.returncode == 0, after.stdout + after.stderr
     if project.server == "clangd":
         assert stray_clangd_state(root) == []
+    # undo (issue 20): the tree is back, and the answer selects the old names, not whole files
+    undone = ok(root, "undo", result)
+    files = snapshot(root)
+    for path, text in project.tree.items():
+        assert files.pop(path) == text.encode(), path
+    assert undone["changed"] == changed
+    assert [r["text"] for r in undone["ranges"]] == [WORD] * len(occurrences(related(project)))
+    assert all(r["line"] == r["end_line"] for r in undone["ranges"])
+    assert len(json.dumps(undone["ranges"])) < 200 * len(undone["ranges"])
 
 
 @pytest.mark.parametrize("case", ["ruby", "python-configured-missing"])

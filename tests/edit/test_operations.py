@@ -191,16 +191,22 @@ def test_replace_a_multi_node_capture_keeps_its_punctuation_inside(bench: Bench)
 @pytest.mark.parametrize(
     ("where", "text", "expected", "inserted"),
     [
-        ("before", "# new\n", b"a = 1\n# new\nb = 2\nc = 3\n", "# new\n"),
-        ("after", "  # note", b"a = 1\nb = 2  # note\nc = 3\n", "  # note"),
-        ("after", "\nb2 = 2", b"a = 1\nb = 2\nb2 = 2\nc = 3\n", "\nb2 = 2"),
+        ("before", "# new\n", b"a = 1\n# new\nb = 2\nc = 3\n", "# new"),
+        ("before", "# new", b"a = 1\n# new\nb = 2\nc = 3\n", "# new"),
+        ("after", "b2 = 2", b"a = 1\nb = 2\nb2 = 2\nc = 3\n", "b2 = 2"),
+        ("after", "b2 = 2\n", b"a = 1\nb = 2\nb2 = 2\nc = 3\n", "b2 = 2"),
+        ("after", "x\ny", b"a = 1\nb = 2\nx\ny\nc = 3\n", "x\ny"),
+        # the text is whole lines: a leading line break is an empty line of its own
+        ("after", "\nb2 = 2", b"a = 1\nb = 2\n\nb2 = 2\nc = 3\n", "\nb2 = 2"),
+        ("after", "\n", b"a = 1\nb = 2\n\nc = 3\n", ""),
     ],
 )
-def test_insert_before_and_after_a_line(
+def test_insert_through_a_line_inserts_whole_lines(
     bench: Bench, where: str, text: str, expected: bytes, inserted: str
 ) -> None:
-    """Text goes exactly at the edge of the selected line: before its first character, or after
-    its last one (before its line break)."""
+    """docs/edits.md#insert: before the selected line, or after its line break, the text ending
+    in one line break (added when missing, never doubled); the RESULT# selects the new lines as
+    a ``:line`` reference would (without their last line break)."""
     root, wb = bench({"a.py": "a = 1\nb = 2\nc = 3\n"})
     answer = wb.insert(
         ref(wb, "b = 2", unit="line"), text, where="after" if where == "after" else "before"
@@ -208,6 +214,114 @@ def test_insert_before_and_after_a_line(
     assert (root / "a.py").read_bytes() == expected
     assert texts(answer) == [("a.py", inserted)]
     check_answer(root, wb, answer)
+
+
+def test_regression_insert_after_a_line_does_not_glue_the_text_onto_it(bench: Bench) -> None:
+    """Issue 20: ``insert --after`` through ``SEARCH#H:n:line`` wrote ``b = 2c = 3``."""
+    root, wb = bench({"a.py": "a = 1\nb = 2\n"})
+    wb.insert(ref(wb, "b = 2", unit="line"), "c = 3", where="after")
+    assert (root / "a.py").read_bytes() == b"a = 1\nb = 2\nc = 3\n"
+
+
+def test_insert_through_a_match_goes_exactly_at_its_edge(bench: Bench) -> None:
+    root, wb = bench({"a.py": "a = 1\nb = 2\n"})
+    answer = wb.insert(ref(wb, "b = 2"), "  # note", where="after").to_json()
+    assert (root / "a.py").read_bytes() == b"a = 1\nb = 2  # note\n"
+    assert texts(answer) == [("a.py", "  # note")]
+    wb.insert(ref(wb, "= 1"), "\n", where="before")
+    assert (root / "a.py").read_bytes() == b"a \n= 1\nb = 2  # note\n"
+
+
+@pytest.mark.parametrize(
+    ("where", "expected", "inserted"),
+    [
+        ("after", b"a = 1\nb = 2\nnew", "new"),  # the file still ends without a line break
+        ("before", b"a = 1\nnew\nb = 2", "new"),
+    ],
+)
+@pytest.mark.parametrize("text", ["new", "new\n"])
+def test_insert_at_a_last_line_without_a_line_break(
+    bench: Bench, where: str, text: str, expected: bytes, inserted: str
+) -> None:
+    """After a last line that has no line break, the break goes before the text (and none is
+    added at the end of the file, whether or not the text ends in one)."""
+    root, wb = bench({"a.py": "a = 1\nb = 2"})
+    answer = wb.insert(
+        ref(wb, "b = 2", unit="line"), text, where="after" if where == "after" else "before"
+    ).to_json()
+    assert (root / "a.py").read_bytes() == expected
+    assert texts(answer) == [("a.py", inserted)]
+    check_answer(root, wb, answer)
+    # deleting the RESULT# (whole lines) gives back the file as it was
+    wb.delete(answer["result"])
+    assert (root / "a.py").read_bytes() == b"a = 1\nb = 2"
+
+
+def test_insert_whole_lines_into_a_crlf_file_adds_crlf(bench: Bench) -> None:
+    root, wb = bench({"w.py": "a = 1\r\nb = 2\r\nc = 3"})
+    answer = wb.insert(ref(wb, "a = 1", unit="line"), "x = 0", where="after").to_json()
+    assert (root / "w.py").read_bytes() == b"a = 1\r\nx = 0\r\nb = 2\r\nc = 3"
+    assert texts(answer) == [("w.py", "x = 0")]
+    check_answer(root, wb, answer)
+    wb.insert(ref(wb, "b = 2", unit="line"), "y = 0\r\n", where="before")  # not doubled
+    wb.insert(ref(wb, "c = 3", unit="line"), "z = 0\n", where="after")
+    assert (root / "w.py").read_bytes() == (b"a = 1\r\nx = 0\r\ny = 0\r\nb = 2\r\nc = 3\r\nz = 0")
+
+
+def test_insert_around_a_multi_line_selection(bench: Bench) -> None:
+    root, wb = bench({"a.py": "x\ndef f():\n    return 1\ny\n"})
+    lines = search(wb, "regex:def f\\(\\):\\n    return")["matches"][0]["ref"]["line"]
+    wb.insert(lines, "@cache", where="before")
+    assert (root / "a.py").read_bytes() == b"x\n@cache\ndef f():\n    return 1\ny\n"
+    lines = search(wb, "regex:def f\\(\\):\\n    return")["matches"][0]["ref"]["line"]
+    wb.insert(lines, "f()", where="after")
+    assert (root / "a.py").read_bytes() == b"x\n@cache\ndef f():\n    return 1\nf()\ny\n"
+
+
+@pytest.mark.parametrize(
+    ("where", "expected"),
+    [
+        ("before", b"# +\nf(1)\nkeep\n# +\ng(f(2))\n# +\nf(3)"),
+        ("after", b"f(1)\n# +\nkeep\ng(f(2))\n# +\nf(3)\n# +"),
+    ],
+)
+def test_insert_through_all_lines_of_a_file(bench: Bench, where: str, expected: bytes) -> None:
+    """Several line ranges of one file: each gets its own whole line."""
+    root, wb = bench({"a.py": "f(1)\nkeep\ng(f(2))\nf(3)"})
+    answer = wb.insert(
+        search(wb, "f(")["all"]["line"], "# +", where="after" if where == "after" else "before"
+    ).to_json()
+    assert (root / "a.py").read_bytes() == expected
+    assert texts(answer) == [("a.py", "# +")] * 3
+    check_answer(root, wb, answer)
+
+
+def test_insert_whole_lines_through_a_read_and_into_an_empty_file(bench: Bench) -> None:
+    root, wb = bench({"a.py": "one\ntwo\n", "e.py": ""})
+    wb.insert(wb.read("a.py").result, "three", where="after")
+    wb.insert(wb.read("a.py").result, "zero", where="before")
+    assert (root / "a.py").read_bytes() == b"zero\none\ntwo\nthree\n"
+    wb.insert(wb.read("e.py").result, "only", where="after")
+    assert (root / "e.py").read_bytes() == b"only\n"
+
+
+def test_inserting_empty_text_through_a_line_changes_nothing(bench: Bench) -> None:
+    root, wb = bench({"a.py": "a = 1\n"})
+    before = snapshot(root)
+    with pytest.raises(Conflict):
+        wb.insert(ref(wb, "a = 1", unit="line"), "", where="after")
+    assert snapshot(root) == before
+
+
+def test_the_result_of_a_whole_line_insert_is_whole_lines(bench: Bench) -> None:
+    """Replacing it keeps the line break; inserting through it adds lines; undo is exact."""
+    root, wb = bench({"a.py": "a = 1\nb = 2\n"})
+    first = wb.insert(ref(wb, "a = 1", unit="line"), "x = 0", where="after").to_json()
+    wb.replace(first["result"], "x = 9")
+    assert (root / "a.py").read_bytes() == b"a = 1\nx = 9\nb = 2\n"
+    again = wb.insert(ref(wb, "x = 9", unit="line"), "y = 0", where="after").to_json()
+    wb.insert(again["result"], "z = 0", where="after")
+    assert (root / "a.py").read_bytes() == b"a = 1\nx = 9\ny = 0\nz = 0\nb = 2\n"
 
 
 def test_insert_before_every_match_of_a_result(bench: Bench) -> None:
@@ -249,8 +363,23 @@ def test_copy_a_line_to_path_line(bench: Bench) -> None:
     answer = wb.copy(ref(wb, "two", unit="line"), to="b.py:2").to_json()
     assert (root / "a.py").read_bytes() == b"one\ntwo\nthree\n"
     assert (root / "b.py").read_bytes() == b"B1\ntwo\nB2\n"
-    assert answer["changed"] == ["b.py"] and texts(answer) == [("b.py", "two\n")]
+    assert answer["changed"] == ["b.py"] and texts(answer) == [("b.py", "two")]
     check_answer(root, wb, answer)
+
+
+def test_copy_a_match_to_a_line_inserts_a_whole_line(bench: Bench) -> None:
+    """To a line (PATH:LINE or a :line reference) the text goes as whole lines, as an insert
+    through a :line reference does; to a :match, exactly at its start."""
+    root, wb = bench({"a.py": "x = compute(1)\n", "b.py": "B1\nB2", "c.py": "C1\r\nC2\r\n"})
+    source = ref(wb, "compute(1)")
+    answer = wb.copy(source, to="b.py:2").to_json()
+    assert (root / "b.py").read_bytes() == b"B1\ncompute(1)\nB2"
+    assert texts(answer) == [("b.py", "compute(1)")]
+    check_answer(root, wb, answer)
+    wb.copy(ref(wb, "compute(1)", path="a.py"), to="b.py:4")
+    assert (root / "b.py").read_bytes() == b"B1\ncompute(1)\nB2\ncompute(1)"
+    wb.copy(ref(wb, "compute(1)", path="a.py"), to=ref(wb, "C2", unit="line"))
+    assert (root / "c.py").read_bytes() == b"C1\r\ncompute(1)\r\nC2\r\n"
 
 
 def test_copy_to_the_line_after_the_last(bench: Bench) -> None:
@@ -284,7 +413,7 @@ def test_move_lines_across_files(bench: Bench) -> None:
     assert (root / "a.py").read_bytes() == b"import os\nx = 2\n"
     assert (root / "b.py").read_bytes() == b"import sys\ndef helper():\n    return 1\n\nmain()\n"
     assert answer["changed"] == ["a.py", "b.py"]
-    assert texts(answer) == [("b.py", "def helper():\n    return 1\n")]
+    assert texts(answer) == [("b.py", "def helper():\n    return 1")]
     check_answer(root, wb, answer)
 
 
@@ -516,10 +645,12 @@ def test_missing_final_newline_is_preserved(bench: Bench) -> None:
     root, wb = bench({"a.py": "x = 1\ny = old"})
     wb.replace(ref(wb, "old"), "new")
     assert (root / "a.py").read_bytes() == b"x = 1\ny = new"
-    wb.insert(ref(wb, "y = new", unit="line"), "  # end", where="after")
+    wb.insert(ref(wb, "y = new"), "  # end", where="after")
     assert (root / "a.py").read_bytes() == b"x = 1\ny = new  # end"
+    wb.insert(ref(wb, "y = new", unit="line"), "z = 2", where="after")
+    assert (root / "a.py").read_bytes() == b"x = 1\ny = new  # end\nz = 2"
     wb.delete(ref(wb, "x = 1", unit="line"))
-    assert (root / "a.py").read_bytes() == b"y = new  # end"
+    assert (root / "a.py").read_bytes() == b"y = new  # end\nz = 2"
 
 
 def test_file_mode_is_preserved(bench: Bench) -> None:

@@ -12,6 +12,7 @@ since is ``stale_reference``, never edited at old offsets), and drops edits of d
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -226,3 +227,52 @@ def test_edits_of_a_denied_file_are_dropped(bench: Any) -> None:
     assert {r["path"] for r in answer["ranges"]} == {"pkg/core.py", "pkg/use.py"}
     assert "secret" not in repr(answer)
     assert (root / "pkg/secret.py").read_bytes() == secret
+
+
+def test_undo_of_a_multi_file_rename_selects_the_restored_names_only(bench: Any) -> None:
+    """Issue 20: undoing a 7-file rename answered the 7 whole files (173 KB). The rename keeps
+    the ranges it replaced, so the undo selects the old names and its diff is bounded."""
+    filler = "".join(f"# line {i} of padding that nobody renames\n" for i in range(600))
+    files = {"pkg/core.py": "def old(x):\n    return x\n" + filler}
+    users = [f"pkg/use{i}.py" for i in range(6)]
+    for path in users:
+        files[path] = "from .core import old\n" + filler + "VALUE = old(2)\n"
+    root, wb, ref = bench(files)
+    before = on_disk(root)
+    pool = Pool(root, "old", ["pkg/core.py", *users])
+    renamed = renamer(wb).rename(ref, "renamed", pool).to_json()
+    assert len(renamed["changed"]) == 7
+    undone = wb.undo(renamed["result"]).to_json()
+    assert on_disk(root) == before
+    assert undone["changed"] == sorted(["pkg/core.py", *users])
+    assert [(r["path"], r["text"]) for r in undone["ranges"]] == sorted(
+        [("pkg/core.py", "old")] + [(p, "old") for p in users for _ in range(2)]
+    )
+    for r in undone["ranges"]:
+        assert (root / r["path"]).read_bytes()[r["start_byte"] : r["end_byte"]] == b"old"
+    # the whole answer is far below the files it touched (each over 20 KB)
+    assert len(json.dumps(undone)) < 16 * 1024 < sum(len(d) for d in before.values()) // 10
+    assert [r["text"] for r in wb.read(undone["result"]).to_json()["ranges"]] == ["old"] * 13
+
+
+def test_undo_of_a_rename_from_character_hunks_selects_whole_names(bench: Any) -> None:
+    """A server answering with a hunk inside the name (jedi: ``old`` -> ``older`` as an
+    insertion of ``er``) still gives an undo that selects the whole old name."""
+
+    @dataclass
+    class Hunks(Pool):
+        def rename_plan(
+            self, path: str, offset: int, new_name: str, *, expect: bytes | None = None
+        ) -> RenamePlan:
+            plan = super().rename_plan(path, offset, new_name, expect=expect)
+            tail = new_name.removeprefix(self.word)
+            edits = [LspEdit(e.path, e.end_byte, e.end_byte, tail) for e in plan.edits]
+            return RenamePlan(edits, plan.sources)
+
+    root, wb, ref = bench(FILES)
+    before = on_disk(root)
+    answer = renamer(wb).rename(ref, "older", Hunks(root, "old", sorted(FILES))).to_json()
+    assert [r["text"] for r in answer["ranges"]] == ["older"] * 3
+    undone = wb.undo(answer["result"]).to_json()
+    assert on_disk(root) == before
+    assert [r["text"] for r in undone["ranges"]] == ["old"] * 3

@@ -49,7 +49,9 @@ def _walk(
     pages: list[list[dict[str, Any]]] = []
     cursor = None
     while True:
-        page = wb.search(query, limit=limit, cursor=cursor, exclude=[fresh]).to_json()
+        page = wb.search(
+            query, limit=limit, cursor=cursor, exclude=[fresh], max_bytes=None
+        ).to_json()
         pages.append(
             [
                 {

@@ -48,7 +48,7 @@ def test_all_at_the_cap_still_reads(make_workspace: MakeWorkspace) -> None:
     with Workbench(root, build_index=False) as wb:
         found = wb.search("hit", limit=1).to_json()
         assert found["total"] == MAX_READ_RANGES
-        read = wb.read(f"{found['result']}:all:match").to_json()
+        read = wb.read(f"{found['result']}:all:match", max_bytes=None).to_json()
     assert len(read["ranges"]) == MAX_READ_RANGES and read["complete"] is True
 
 

@@ -22,7 +22,7 @@ from sleuth.service.requests import ReadRequest
 
 @dataclass(frozen=True)
 class _ReadWithBudget(ReadRequest):
-    max_bytes: int | None = arg(None, metavar="N", help="at most this many bytes of text")
+    tab_width: int | None = arg(None, metavar="N", help="spaces per tab")
 
 
 class _Engine:
@@ -53,20 +53,20 @@ def test_a_field_added_to_a_request_appears_in_both_faces(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     before_cli = argv.build_parser().format_help()
-    assert "max_bytes" not in str(_tool_schema("read"))
+    assert "tab_width" not in str(_tool_schema("read"))
     _with_budget(monkeypatch)
 
-    parsed = argv.parse_args(["read", "a.py", "--max-bytes", "40"])
-    assert parsed.request == _ReadWithBudget("a.py", None, None, 40)
-    assert argv.parse_args(["read", "a.py"]).request.max_bytes is None
+    parsed = argv.parse_args(["read", "a.py", "--tab-width", "40"])
+    assert parsed.request == _ReadWithBudget("a.py", tab_width=40)
+    assert argv.parse_args(["read", "a.py"]).request.tab_width is None
     read_help = argv._verb_parser(argv.build_parser(), "read").format_help()
-    assert "--max-bytes N" in read_help and "at most this many bytes of text" in read_help
+    assert "--tab-width N" in read_help and "spaces per tab" in read_help
     assert argv.build_parser().format_help() == before_cli  # the verb list is unchanged
 
-    prop = _tool_schema("read")["properties"]["max_bytes"]
-    assert prop["description"] == "at most this many bytes of text"
-    assert prop.get("default", "missing") is None
-    assert {"type": "integer"} in prop["anyOf"]
+    prop = _tool_schema("read")["properties"]["tab_width"]
+    assert prop["description"] == "spaces per tab"
+    assert "default" not in prop  # a null default is left out of the lean schema
+    assert prop["type"] == ["integer", "null"]
 
 
 def test_a_generated_tool_builds_the_same_request_as_the_cli(
@@ -85,11 +85,11 @@ def test_a_generated_tool_builds_the_same_request_as_the_cli(
     try:
         server = mcp.build_server(engine)
         asyncio.run(
-            server.call_tool("read", {"target": "a.py", "offset": 2, "max_bytes": 40}, None)
+            server.call_tool("read", {"target": "a.py", "offset": 2, "tab_width": 40}, None)
         )
     finally:
         engine.close()
-    assert seen == [argv.parse_args(["read", "a.py", "--offset", "2", "--max-bytes", "40"]).request]
+    assert seen == [argv.parse_args(["read", "a.py", "--offset", "2", "--tab-width", "40"]).request]
 
 
 @pytest.mark.parametrize("name", [name for name in verbs.VERBS if name not in ("index", "doctor")])

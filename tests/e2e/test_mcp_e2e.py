@@ -63,7 +63,7 @@ def test_lists_search_tool_and_answers_structured_and_text(sample_root: Path) ->
                 )
                 assert f"{header[0]}:{found['n']}:match" == match["ref"]["match"]
                 assert found["text"] == match["text"].strip()
-            assert "def handler" not in _text(result)  # no context lines in the compact text
+            assert "  1- def handler(uid):" in _text(result)  # context 1: numbered context lines
 
     anyio.run(go)
 

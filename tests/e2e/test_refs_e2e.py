@@ -383,7 +383,7 @@ def test_references_cross_between_cli_and_mcp(make_workspace: MakeWorkspace) -> 
 
             # A window read through MCP.
             head = await session.call_tool("read", {"target": "m.py", "offset": 1, "limit": 2})
-            assert _mcp_text(head).splitlines()[1:] == ["m.py:1| a = foo(", "m.py:2|     bar)"]
+            assert _mcp_text(head).splitlines()[1:] == ["m.py", "1| a = foo(", "2|     bar)"]
 
             # An MCP search whose references the CLI reads afterwards.
             found = await session.call_tool("search", {"query": r"regex:foo\(\n\s+bar"})
@@ -392,8 +392,9 @@ def test_references_cross_between_cli_and_mcp(make_workspace: MakeWorkspace) -> 
             picked = await session.call_tool("select", {"ref": f"{mcp_rid}:all:line", "items": [2]})
             assert picked.is_error is False
             assert _mcp_text(picked).splitlines()[1:] == [
-                "m.py:4| y = foo(",
-                "m.py:5|         bar, baz)",
+                "m.py",
+                "4| y = foo(",
+                "5|         bar, baz)",
             ]
 
             # Bad references are tool errors with error codes (docs/errors.md), and the server

@@ -184,6 +184,18 @@ def _prefetch_listing(invocation: Invocation, session: Session | None) -> None:
     )
 
 
+def _load_mcp(root: str, no_ignore: bool) -> tuple[Any, Any]:
+    from sleuth.mcp import load_server  # the SDK: loaded while the first line is read
+
+    return load_server(root, no_ignore)
+
+
+def _serve_mcp_slowly(root: str, no_ignore: bool) -> None:
+    from sleuth.mcp import serve
+
+    serve(root, no_ignore=no_ignore)
+
+
 def main(
     argv: Sequence[str] | None = None,
     *,
@@ -202,9 +214,14 @@ def main(
         invocation = parse_args(args)
         as_json = invocation.json
         if invocation.verb == "mcp":
-            from sleuth.mcp import serve
+            from sleuth.mcp_boot import serve  # answers initialize before the SDK has loaded
 
-            serve(invocation.root, no_ignore=invocation.no_ignore)
+            serve(
+                invocation.root,
+                no_ignore=invocation.no_ignore,
+                load=_load_mcp,
+                serve_slowly=_serve_mcp_slowly,
+            )
             return 0
         if argv is None and engine_factory is None:  # the console script, not a test
             _prefetch_listing(invocation, session)

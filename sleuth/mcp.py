@@ -39,8 +39,9 @@ import traceback
 from collections.abc import Awaitable, Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar, cast
 
+import anyio
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.server.stdio import stdio_server
@@ -55,6 +56,7 @@ from pydantic_core import PydanticSerializationError, to_json
 from sleuth import render
 from sleuth.errors import Internal, InvalidQuery, SleuthError
 from sleuth.fields import Request
+from sleuth.mcp_boot import EarlyAnswer
 from sleuth.mcp_wire import (
     MAX_MESSAGE_BYTES,
     Wire,
@@ -234,18 +236,25 @@ class _Server(MCPServer[Any]):
             )
 
     async def run_stdio_async(self) -> None:
-        """The SDK's stdio transport reading and writing through ``_Wire``.
-
-        ``_lowlevel_server`` is the SDK's own attribute (mcp 2.x, as its ``run_stdio_async``
-        uses it); every MCP end-to-end test runs through here."""
+        """The SDK's stdio transport reading and writing through ``Wire``."""
         with claim_stdio() as (wire_in, wire_out):
-            # duck-typed: the transport only iterates over lines, writes and flushes
-            wire = cast("AsyncFile[str]", Wire(wire_in, wire_out))
-            async with stdio_server(wire, wire) as (read_stream, write_stream):
-                lowlevel = self._lowlevel_server
-                await lowlevel.run(
-                    read_stream, write_stream, lowlevel.create_initialization_options()
-                )
+            await self._serve_wire(wire_in, wire_out, None)
+
+    def serve_wire(self, wire_in: BinaryIO, wire_out: BinaryIO, early: EarlyAnswer) -> None:
+        """Serve on the claimed stdio of ``sleuth.mcp_boot``, whose first line it read (and
+        may have answered already)."""
+        anyio.run(self._serve_wire, wire_in, wire_out, early)
+
+    async def _serve_wire(
+        self, wire_in: BinaryIO, wire_out: BinaryIO, early: EarlyAnswer | None
+    ) -> None:
+        """``_lowlevel_server`` is the SDK's own attribute (mcp 2.x, as its ``run_stdio_async``
+        uses it); every MCP end-to-end test runs through here."""
+        # duck-typed: the transport only iterates over lines, writes and flushes
+        wire = cast("AsyncFile[str]", Wire(wire_in, wire_out, early))
+        async with stdio_server(wire, wire) as (read_stream, write_stream):
+            lowlevel = self._lowlevel_server
+            await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
 
 
 def _check_call(
@@ -320,6 +329,13 @@ def build_server(engine: EngineThread) -> MCPServer[Any]:
         if verb.name in server.lenient_tools:
             del tool.parameters["additionalProperties"]  # open: unknown names are a warning
     return server
+
+
+def load_server(root: str, no_ignore: bool) -> tuple[EngineThread, MCPServer[Any]]:
+    """The engine and the server of ``sleuth mcp`` (``sleuth.mcp_boot`` calls it while it
+    reads the client's first line)."""
+    engine = EngineThread(server_engine, root, no_ignore)
+    return engine, build_server(engine)
 
 
 def serve(

@@ -15,10 +15,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import os
 import sys
 import threading
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any, BinaryIO, TypeVar, cast
 
 from mcp_types import (
@@ -35,6 +34,7 @@ from pydantic import ValidationError
 
 from sleuth import render
 from sleuth.errors import SleuthError
+from sleuth.mcp_boot import MAX_MESSAGE_BYTES, EarlyAnswer, claim_stdio
 from sleuth.service.requests import check_text, unicode_problem
 
 __all__ = ["screen_line", "tool_error", "text_content", "Wire", "claim_stdio", "MAX_MESSAGE_BYTES"]
@@ -52,10 +52,6 @@ def tool_error(exc: SleuthError) -> CallToolResult:
     return CallToolResult(
         content=text_content(render.error_line(payload)), structured_content=payload, is_error=True
     )
-
-
-MAX_MESSAGE_BYTES = 128 * 1024 * 1024
-"""Longest JSON-RPC line read: room for the largest edit text (16 Mi characters) escaped."""
 
 
 def _rpc_error(rid: str | int | None, code: int, message: str) -> str:
@@ -199,14 +195,21 @@ class Wire:
 
     Each read and write runs on its own daemon thread (``_on_daemon_thread``)."""
 
-    def __init__(self, wire_in: BinaryIO, wire_out: BinaryIO) -> None:
+    def __init__(
+        self, wire_in: BinaryIO, wire_out: BinaryIO, early: EarlyAnswer | None = None
+    ) -> None:
         self._in = wire_in
         self._out = wire_out
         self._lock = threading.Lock()
+        self._early = early
+        self._first = early.first if early is not None else None
 
     def _readline(self) -> str:
         while True:
-            data = self._in.readline(MAX_MESSAGE_BYTES + 1)
+            if self._first is not None:  # the line ``sleuth.mcp_boot`` read (and answered)
+                data, self._first = self._first, None
+            else:
+                data = self._in.readline(MAX_MESSAGE_BYTES + 1)
             if not data:
                 return ""
             if len(data) > MAX_MESSAGE_BYTES and not data.endswith(b"\n"):
@@ -236,6 +239,8 @@ class Wire:
             yield line
 
     async def write(self, text: str) -> None:
+        if self._early is not None and not self._early.filter(text):
+            return  # the answer to an initialize the client was given already
         await _on_daemon_thread(self._write, text)
 
     async def flush(self) -> None:
@@ -267,26 +272,3 @@ async def _on_daemon_thread(fn: Callable[..., T], *args: Any) -> T:
 
     threading.Thread(target=work, name="sleuth-mcp-wire", daemon=True).start()
     return await future
-
-
-@contextlib.contextmanager
-def claim_stdio() -> Iterator[tuple[BinaryIO, BinaryIO]]:
-    """The protocol's own copies of fd 0 and 1; while serving, fd 0 reads the null device and
-    fd 1 goes to stderr, so a stray print or child process never corrupts the stream (as the
-    SDK's own stdio transport does). Both are put back on exit."""
-    sys.stdout.flush()
-    wire_in, wire_out = os.dup(0), os.dup(1)
-    null = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(null, 0)
-    os.close(null)
-    os.dup2(2, 1)
-    # closefd=False: a worker thread may still be blocked reading the copy when serving ends
-    fin = os.fdopen(wire_in, "rb", closefd=False)
-    fout = os.fdopen(wire_out, "wb", closefd=False)
-    try:
-        yield fin, fout
-    finally:
-        with contextlib.suppress(OSError, ValueError):
-            sys.stdout.flush()
-        os.dup2(wire_in, 0)
-        os.dup2(wire_out, 1)

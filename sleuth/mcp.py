@@ -128,7 +128,9 @@ def server_engine(root: str, no_ignore: bool) -> Engine:
     """The server's long-lived ``Workbench``, which may build its index in the background."""
     from sleuth.api import Workbench
 
-    return Workbench(root, no_ignore=no_ignore, watch=True)
+    workbench = Workbench(root, no_ignore=no_ignore, watch=True)
+    workbench.warm_servers()  # a first symbols: seconds later finds its server up
+    return workbench
 
 
 def _internal(exc: BaseException) -> Internal:

@@ -19,7 +19,7 @@ import concurrent.futures
 import contextlib
 import threading
 import weakref
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -79,6 +79,12 @@ def _shutdown(loop: asyncio.AbstractEventLoop, sessions: dict[str, Session]) -> 
             asyncio.run_coroutine_threadsafe(stop_all(), loop).result(15)
         loop.call_soon_threadsafe(loop.stop)
     sessions.clear()
+
+
+def _retrieved(future: concurrent.futures.Future[Any]) -> None:
+    """Take a background start's outcome, so a failure is not logged as never retrieved."""
+    if not future.cancelled():
+        future.exception()
 
 
 def _given_up(spec: ServerSpec) -> ServerUnavailable:
@@ -203,6 +209,26 @@ class ServerPool:
                 },
             )
         return False
+
+    def warm(self, paths: Iterable[str]) -> None:
+        """Start the servers of the languages ``paths`` hold, in the background: a long-running
+        face calls it at start, so a first ``symbols:`` a few seconds later finds its server
+        ready. A server that fails to start is reported by the query that needs it."""
+        langs = sorted({lang for path in paths if (lang := self.language_of(path))})
+
+        def start() -> None:
+            for lang in langs:
+                if not self._finalizer.alive:
+                    return
+                if self.available(lang):
+                    started = asyncio.run_coroutine_threadsafe(self._session(lang), self._loop)
+                    started.add_done_callback(_retrieved)
+
+        threading.Thread(target=start, name="sleuth-lsp-warm", daemon=True).start()
+
+    def running(self) -> list[str]:
+        """The names of the servers running now."""
+        return sorted(session.spec.name for session in list(self._sessions.values()))
 
     def status(self) -> list[dict[str, Any]]:
         """For ``sleuth doctor``: language, server, command, found, version, install."""

@@ -11,6 +11,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from sleuth.lsp_bridge.pool import RenamePlan
     from sleuth.lsp_bridge.results import LspEdit as LspEdit  # what a rename plan holds
     from sleuth.lsp_bridge.results import LspLocation
@@ -50,6 +52,8 @@ class LanguageServers(SymbolServers, Protocol):
     def rename_plan(
         self, path: str, byte_offset: int, new_name: str, *, expect: bytes | None = None
     ) -> RenamePlan: ...
+
+    def warm(self, paths: Iterable[str]) -> None: ...
 
     def status(self) -> list[dict[str, Any]]: ...
 

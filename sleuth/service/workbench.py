@@ -305,6 +305,15 @@ class Workbench:
             req.ref, req.new_name, self._server_pool(), force=req.force
         )
 
+    def warm_servers(self) -> None:
+        """Start the language servers of the workspace's languages in the background (the MCP
+        server does at start; ``[tool.sleuth] warm_servers = false`` turns it off)."""
+        if self.workspace.config.get("warm_servers", True) is False:
+            return
+        pool = self._server_pool()
+        if pool is not None:
+            pool.warm(f.path for f in self.workspace.list_files().files)
+
     def doctor(self) -> list[dict[str, Any]]:
         """Each language, its server, found or not, version, how to install it."""
         pool = self._server_pool()

@@ -26,7 +26,8 @@ Targets, chosen per sdist by fixed rules on ``ast-grep``/``rg`` output (never by
   name occurs as an identifier in the most other files.
 
 What the sleuth agent does (its only input is the text of each answer, parsed as a model
-reads it: ``path:line:col #n`` match lines, ``SEARCH#H`` ids, ``id=...``, ``next_cursor``):
+reads it: ``path:line:col #n`` match lines, ``SEARCH#H`` ids, ``id=...``, ``next_cursor``;
+every search passes ``context=0``, as a terse agent does: the tool's default is 1):
 
 1. **definition** of F (goal: its location and its whole text): ``search symbols:F``; then
    ``search symbol:#ID`` with the id shown; if that text is cut short (a line ending in ``…``),
@@ -184,7 +185,9 @@ class Agent:
         return data
 
     async def search_all(self, query: str, **opts: Any) -> tuple[str | None, list[Hit], Answer]:
-        """Every page of a search: (result id, hits, first answer)."""
+        """Every page of a search: (result id, hits, first answer), without context lines (the
+        agent asks for none: the match lines and captures say what it needs)."""
+        opts.setdefault("context", 0)
         first = answer = await self.call("search", query=query, **opts)
         rid = _result_id(answer.text)
         hits = parse_hits(answer.text)
@@ -229,7 +232,7 @@ async def sleuth_definition(agent: Agent, t: Targets, _orig: Path, _copy: Path) 
     if sid is None:
         agent.cost.notes.append("no declaration id in the symbols: text")
         return False
-    body = await agent.call("search", query=f"symbol:#{sid.group(1)}")
+    body = await agent.call("search", query=f"symbol:#{sid.group(1)}", context=0)
     if _fail(agent, body):
         return False
     seen = body.text

@@ -547,12 +547,17 @@ def _diff_lines(changes: Sequence[FileChange]) -> Iterator[str]:
             continue
         old = c.old.decode("utf-8", errors="replace").splitlines(keepends=True)
         new = c.new.decode("utf-8", errors="replace").splitlines(keepends=True)
-        for line in difflib.unified_diff(old, new, f"a/{c.path}", f"b/{c.path}"):
+        for line in difflib.unified_diff(old, new, f"a/{c.path}", f"b/{c.path}", n=DIFF_CONTEXT):
             if line.endswith("\n"):
                 yield line
             else:
                 yield line + "\n"
                 yield "\\ No newline at end of file\n"
+
+
+DIFF_CONTEXT = 1
+"""Unchanged lines around each hunk of an edit's diff (``git diff -U1``): enough to see where
+it landed; the answer's RESULT# reads the rest (docs/edits.md)."""
 
 
 def unified_diff(changes: Sequence[FileChange], result: str = "") -> tuple[str, bool]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from sleuth.render.common import (
@@ -85,7 +85,8 @@ def _skipped_phrase(data: Json) -> str | None:
     return "skipped files: " + ", ".join(parts) if parts else None
 
 
-def _header(data: Json) -> str:
+def _header(data: Json, status: Callable[[Json], str] = status_phrase) -> str:
+    """``SEARCH#H  mode  [fallback=…]  N matches  [showing #a-#b]  status  [refreshed]``."""
     parts = [str(data.get("result") or "(no result id)"), str(data.get("mode") or "?")]
     if data.get("fallback"):
         parts.append(f"fallback={data['fallback']}")
@@ -93,7 +94,7 @@ def _header(data: Json) -> str:
     numbers = [m.get("n") for m in data.get("matches") or () if isinstance(m.get("n"), int)]
     if numbers and (data.get("next_cursor") or numbers[0] != 1):
         parts.append(f"showing #{numbers[0]}-#{numbers[-1]}")
-    parts.append(status_phrase(data))
+    parts.append(status(data))
     if data.get("refreshed"):
         parts.append("refreshed")
     return "  ".join(parts)
@@ -315,17 +316,7 @@ def compact_status(data: Json) -> str:
 
 
 def _compact_header(data: Json) -> str:
-    parts = [str(data.get("result") or "(no result id)"), str(data.get("mode") or "?")]
-    if data.get("fallback"):
-        parts.append(f"fallback={data['fallback']}")
-    parts.append(count_phrase(data))
-    numbers = [m.get("n") for m in data.get("matches") or () if isinstance(m.get("n"), int)]
-    if numbers and (data.get("next_cursor") or numbers[0] != 1):
-        parts.append(f"showing #{numbers[0]}-#{numbers[-1]}")
-    parts.append(compact_status(data))
-    if data.get("refreshed"):
-        parts.append("refreshed")
-    return "  ".join(parts)
+    return _header(data, compact_status)
 
 
 def _qualified(node: Json) -> str:

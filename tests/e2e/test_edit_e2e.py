@@ -182,7 +182,7 @@ def test_human_output_is_header_diff_and_undo_hint(make_workspace: MakeWorkspace
     lines = proc.stdout.splitlines()
     header = re.fullmatch(r"(RESULT#[0-9a-f]+) replace: 2 files changed", lines[0])
     assert header, lines[0]
-    assert lines[1:4] == ["--- a/app/users.py", "+++ b/app/users.py", "@@ -1,4 +1,4 @@"]
+    assert lines[1:4] == ["--- a/app/users.py", "+++ b/app/users.py", "@@ -1,2 +1,2 @@"]
     assert "-def fetch_user(uid):" in lines and "+def load_user(uid):" in lines
     assert "-    user = fetch_user(uid)" in lines and "+    user = load_user(uid)" in lines
     assert lines[-1] == f"undo: sleuth undo {header[1]}"

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from sleuth import Workbench
-from sleuth.edit.operations import MAX_DIFF_BYTES, MAX_DIFF_LINES
+from sleuth.edit.operations import DIFF_CONTEXT, MAX_DIFF_BYTES, MAX_DIFF_LINES
 from sleuth.render.edits import edit_compact, edit_human
 from tests.conftest import MakeWorkspace
 
@@ -47,6 +47,7 @@ def full_diff(path: str, old: bytes, new: bytes) -> list[str]:
         new.decode().splitlines(keepends=True),
         f"a/{path}",
         f"b/{path}",
+        n=DIFF_CONTEXT,
     )
     return [line.removesuffix("\n") for line in lines]
 

@@ -800,3 +800,15 @@ def test_symbol_rename_doctor_renderings_do_not_mutate_input() -> None:
     rows = copy.deepcopy(DOCTOR_ROWS)
     render.doctor_human(rows)
     assert rows == DOCTOR_ROWS
+
+
+def test_human_graph_lines_carry_the_edges_too() -> None:
+    decl = _match(1, "a.py", 1, 1, "def f():")
+    decl["graph"] = {
+        **_node("f"),
+        "signature": "def f():",
+        "incoming": {"calls": {"count": 1, "uses": 1, "neighbors": [{"node": _node("g")}]}},
+        "outgoing": {},
+    }
+    out = human(_no_context(sample(query="graph:a.py", mode="graph", matches=[decl], total=1)))
+    assert "a.py:1:1 #1  function f  id=f  def f():\n    <- calls: g" in out

@@ -262,12 +262,22 @@ def search_human(data: Json) -> Text:
     matches: list[Json] = list(data.get("matches") or ())
     groups: dict[str, list[Json]] = {}
     symbols: list[Json] = []
+    graphs = 0
     for match in matches:
         symbol = match.get("symbol")
+        graph = match.get("graph")
         if isinstance(symbol, Mapping) and match.get("line") is not None:
             symbols.append(symbol)
             out.append("\n" if len(symbols) > 1 else "\n\n")
             out.append_text(_symbol_line(match, symbol))
+        elif isinstance(graph, Mapping) and match.get("line") is not None:
+            # a declaration or a use, with its edges: the model's lines are the people's too
+            graphs += 1
+            out.append("\n" if graphs > 1 else "\n\n")
+            first, *edges = _graph_line(data, match, graph)
+            out.append(first)
+            for edge in edges:
+                out.append("\n" + edge, style=STYLE_CONTEXT)
         elif match.get("line") is None:
             out.append("\n")
             out.append_text(_whole_file_line(match))
@@ -289,7 +299,7 @@ def search_human(data: Json) -> Text:
     if data.get("next_cursor"):
         footer.append((f"more: --cursor {data['next_cursor']}", STYLE_WARN))
     for i, (text, style) in enumerate(footer):
-        out.append("\n\n" if i == 0 and (groups or symbols) else "\n")
+        out.append("\n\n" if i == 0 and (groups or symbols or graphs) else "\n")
         out.append(text, style=style)
     return out
 

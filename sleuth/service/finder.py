@@ -26,7 +26,6 @@ select, edits) in the frecency store that files mode ranks with.
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -40,6 +39,16 @@ from sleuth.query.request import MAX_LIMIT, SearchRequest
 from sleuth.query.router import route
 from sleuth.resources.views import ReadResult, Views
 from sleuth.service.find import FindRequest, FindResult, unrecognized_warning
+from sleuth.service.find_text import (
+    cut_note,
+    escape_regex,
+    has_upper_literal,
+    joined,
+    path_glob,
+    skip_counts,
+    skip_reason,
+    text_source,
+)
 
 if TYPE_CHECKING:
     from sleuth.find.constraints import Constraints
@@ -49,41 +58,11 @@ if TYPE_CHECKING:
     from sleuth.service.search import Searches
     from sleuth.workspace import FileEntry, Workspace
 
-__all__ = ["Finder", "RecordingViews", "path_glob", "has_upper_literal", "escape_regex"]
+__all__ = ["Finder", "RecordingViews"]
 
 FIND_VERSION = "sleuth-find-1"
 """Part of the identity of every result ``find`` registers itself (files mode, fuzzy grep)."""
 LOOKAROUND = frozenset({"lookahead", "negative lookahead", "lookbehind", "negative lookbehind"})
-_REGEX_SPECIAL = frozenset("\\^$.|?*+()[]{}")
-_GLOB_SPECIAL = frozenset("\\*?[]{}!,")
-_ESCAPED = re.compile(r"\\(?:[pP]\{[^}]*\}|.)", re.DOTALL)
-
-
-def path_glob(path: str) -> str:
-    """An ``include`` glob matching exactly the workspace-relative ``path`` (anchored, escaped)."""
-    return "/" + "".join("\\" + ch if ch in _GLOB_SPECIAL or ch.isspace() else ch for ch in path)
-
-
-def escape_regex(text: str) -> str:
-    """``text`` as a sleuth regex matching exactly it."""
-    return "".join("\\" + ch if ch in _REGEX_SPECIAL else ch for ch in text)
-
-
-def has_upper_literal(needle: str, *, regex: bool) -> bool:
-    """Whether smart case makes ``needle`` case-sensitive (escapes of a regex do not count)."""
-    text = _ESCAPED.sub("", needle) if regex else needle
-    return any(ch.isupper() for ch in text)
-
-
-def _reason(*skips: SkipCounts) -> str | None:
-    too_large = sum(s.too_large for s in skips)
-    unreadable = sum(s.unreadable for s in skips)
-    parts = []
-    if too_large:
-        parts.append(f"{too_large} file(s) over the size cap were not searched")
-    if unreadable:
-        parts.append(f"{unreadable} file(s) could not be read")
-    return "; ".join(parts) or None
 
 
 class RecordingViews(Views):
@@ -205,7 +184,7 @@ class Finder:
         else:
             search_query = "regex:" + escape_regex(needle)
         if source is None:
-            source = _text_source(search_query, cs)
+            source = text_source(search_query, cs)
         page, total, next_offset, searched, skipped = self._pick_files(req, files, source)
         matches: list[dict[str, Any]] = []
         result: str | None = None
@@ -222,7 +201,7 @@ class Finder:
             )
             matches, result = found.matches, found.result
             if total > len(matches):
-                note = _join(note, _cut_note(page, len(matches)))
+                note = joined(note, cut_note(page, len(matches)))
         answer = FindResult(
             query=req.query,
             mode="grep",
@@ -230,8 +209,8 @@ class Finder:
             needle=needle,
             case_sensitive=cs,
             result=result,
-            complete=_reason(listing.skipped, skipped) is None,
-            incomplete_reason=_reason(listing.skipped, skipped),
+            complete=skip_reason(listing.skipped, skipped) is None,
+            incomplete_reason=skip_reason(listing.skipped, skipped),
             total_matched=total,
             matches=matches,
             offset=req.offset,
@@ -239,7 +218,7 @@ class Finder:
             next_offset=next_offset,
             files_with_matches=len(page),
             note=note,
-            skipped=_skips(listing.skipped, skipped),
+            skipped=skip_counts(listing.skipped, skipped),
         )
         if not matches:
             answer.diagnostics = self._diagnostics(
@@ -342,16 +321,16 @@ class Finder:
             needle=cons.needle,
             case_sensitive=cs,
             result=result,
-            complete=_reason(listed, skipped) is None,
-            incomplete_reason=_reason(listed, skipped),
+            complete=skip_reason(listed, skipped) is None,
+            incomplete_reason=skip_reason(listed, skipped),
             total_matched=total,
             matches=shown,
             offset=req.offset,
             max_results=req.max_results,
             next_offset=next_offset,
             files_with_matches=len(counts),
-            note=_cut_note(counts, len(shown)) if total > len(shown) else None,
-            skipped=_skips(listed, skipped),
+            note=cut_note(counts, len(shown)) if total > len(shown) else None,
+            skipped=skip_counts(listed, skipped),
         )
         if not shown:
             answer.diagnostics = self._diagnostics(req, cons, len(files), searched, 0, next_offset)
@@ -416,31 +395,3 @@ class Finder:
             "limit": req.max_results,
             "next_file_offset": next_offset,
         }
-
-
-def _text_source(search_query: str, cs: bool) -> SpanSource:
-    from sleuth.query.text_mode import plan_regex, plan_text
-
-    if search_query.startswith("regex:"):
-        return plan_regex(search_query.removeprefix("regex:"), case_sensitive=cs)[0].source
-    stages, _ = plan_text(search_query, case_sensitive=cs)
-    return stages[0].source
-
-
-def _skips(*skips: SkipCounts) -> dict[str, int]:
-    total = SkipCounts()
-    for s in skips:
-        total.add(s)
-    return total.to_json()
-
-
-def _join(a: str | None, b: str | None) -> str | None:
-    return "; ".join(filter(None, [a, b])) or None
-
-
-def _cut_note(page: list[tuple[str, int]], shown: int) -> str:
-    path, count = page[0]
-    return (
-        f"{path} alone has {count} matches: only {shown} are shown; narrow the query or "
-        "read the file"
-    )

@@ -39,7 +39,11 @@ class Matcher(Protocol):
     multiline: bool
 
     def find_spans(self, data: bytes, start: int = 0) -> Iterator[tuple[int, int]]:
-        """All non-overlapping leftmost-first matches in ``data[start:]``, absolute, ascending."""
+        """All non-overlapping leftmost-first matches in ``data[start:]``, absolute, ascending.
+
+        ``data[start:]`` is searched as a text of its own: ``^`` matches at ``start`` (the
+        caller passes the offset after a UTF-8 BOM, which ripgrep strips before matching).
+        """
         ...
 
     def required_literals(self) -> Literals | None:
@@ -94,13 +98,19 @@ class RegexMatcher:
         return self._literals
 
     def find_spans(self, data: bytes, start: int = 0) -> Iterator[tuple[int, int]]:
+        if start:
+            # data[start:] is a text of its own: `^` matches at start (after a UTF-8 BOM,
+            # which ripgrep strips before matching)
+            for s, e in self.find_spans(data[start:]):
+                yield s + start, e + start
+            return
         match = self._program.Match
         end = len(data)
         # No line follows a final newline (and an empty file has none): no empty match there.
         if end == 0:
             return
         last_pos = end - 1 if data.endswith(b"\n") else end
-        pos, previous_end = start, -1
+        pos, previous_end = 0, -1
         while pos <= end:
             s, e = match(_UNANCHORED, data, pos, end)[0]
             if s < 0 or s > last_pos:

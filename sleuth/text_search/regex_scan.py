@@ -13,7 +13,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from sleuth.errors import InvalidQuery, Unsupported
+from sleuth.text_search.regex_checks import (
+    caret_message,
+    invalid,
+    nul_error,
+    property_has_newline,
+    unsupported_error,
+)
 
 __all__ = ["Scan", "scan", "caret_message", "invalid"]
 
@@ -47,32 +53,6 @@ class Scan:
     icase: bool = False
 
 
-def caret_message(headline: str, pattern: str, position: int, hint: str) -> str:
-    """A message quoting ``pattern`` with a caret under ``position``, then what to do next."""
-    return f"{headline}\n  {pattern}\n  {' ' * position}^\n{hint}"
-
-
-def invalid(pattern: str, position: int, what: str, hint: str = "") -> InvalidQuery:
-    hint = hint or (
-        "Fix the regular expression, escape the character with \\, or search for the text "
-        "literally (a quoted query is never treated as a regex)."
-    )
-    msg = caret_message(f"invalid regex at position {position}: {what}", pattern, position, hint)
-    return InvalidQuery(msg, details={"position": position, "pattern": pattern})
-
-
-def _unsupported(pattern: str, position: int, construct: str, spelling: str) -> Unsupported:
-    msg = caret_message(
-        f"{construct} `{spelling}` is not supported: sleuth runs linear-time regexes (RE2), "
-        "which have no lookaround or backreferences",
-        pattern,
-        position,
-        "Match the surrounding text instead (e.g. capture it in a group), or combine two "
-        "searches with a Boolean query such as `a NOT b`.",
-    )
-    return Unsupported(msg, details={"construct": construct, "position": position})
-
-
 class _Scanner:
     """One left-to-right pass over the user's pattern (code points, not bytes)."""
 
@@ -82,6 +62,7 @@ class _Scanner:
         self.r = Scan()
         self.stack: list[tuple[int, bool]] = []  # (position of "(", dotall before the group)
         self.dotall = False
+        self.property_newline = False  # the last \\p{...} escape holds U+000A
 
     # -- output helpers -------------------------------------------------------------------
     def emit(self, text: str, origin: int) -> None:
@@ -98,8 +79,10 @@ class _Scanner:
             c, start = p[self.i], self.i
             if c == "\\":
                 text, value = self.escape(in_class=False)
+                if value == "\x00":
+                    raise nul_error(p, start)
                 self.emit(text, start)
-                self.r.multiline |= value == "\n"
+                self.r.multiline |= value == "\n" or self.property_newline
                 if value in ("zero", "other"):
                     self.atom(value)
                 else:
@@ -171,7 +154,7 @@ class _Scanner:
         p, start = self.p, self.i
         for spelling, construct in _UNSUPPORTED_GROUPS:
             if p.startswith(spelling, start):
-                raise _unsupported(p, start, construct, spelling)
+                raise unsupported_error(p, start, construct, spelling)
         if not p.startswith("(?", start):
             self.push(start, "(")
             return
@@ -249,38 +232,58 @@ class _Scanner:
             self.atom("other")
             return
         self.emit(p[start:j], start)
+        # members as code-point ranges (None: a named class such as \\d or [:alpha:])
+        members: list[tuple[int, int] | None] = []
         if p.startswith("]", j):
             self.emit("\\]", j)
+            members.append((0x5D, 0x5D))
             j += 1
         self.i = j
         letters: set[str] = set()
         newline = False
+        ranging = False  # the last member was a character followed by `-`: this one ends a range
         while self.i < len(p) and p[self.i] != "]":
             at = self.i
+            value: int | None = None
             if p[at] == "\\":
-                text, value = self.escape(in_class=True)
-                newline |= value == "\n"
+                text, lit = self.escape(in_class=True)
+                newline |= self.property_newline
                 if len(text) == 2:
                     letters.add(text[1])
+                value = ord(lit) if len(lit) == 1 else None
                 self.emit(text, at)
             elif p.startswith("[:", at) and p.find(":]", at + 2) > 0:
                 self.i = p.find(":]", at + 2) + 2
                 self.emit(p[at : self.i], at)
             else:
-                newline |= p[at] == "\n"
+                value = ord(p[at])
                 self.emit("\\n" if p[at] == "\n" else p[at], at)
                 self.i += 1
+                last = members[-1] if members else None
+                dash = p[at] == "-" and not ranging and last is not None and last[0] == last[1]
+                if dash and self.i < len(p) and p[self.i] != "]":
+                    ranging = True
+                    continue
+            if ranging and value is not None and members[-1] is not None:
+                members[-1] = (members[-1][0], value)
+            else:
+                members.append(None if value is None else (value, value))
+            ranging = False
         if self.i >= len(p):
             raise invalid(p, start, "missing `]`: this class is never closed", "Close it with ].")
         self.emit("]", self.i)
         self.i += 1
+        newline |= any(m is not None and m[0] <= 0x0A <= m[1] for m in members)
         pair = any(a in letters and b in letters for a, b in _PAIRS)
         self.r.multiline |= not negated and (newline or pair)
+        if not negated and members and all(m == (0, 0) for m in members):
+            raise nul_error(p, start)  # a class of NUL alone is a NUL (ripgrep's rule)
         self.atom("other")
 
     def escape(self, *, in_class: bool) -> tuple[str, str]:
         """Rewrite the escape at ``self.i``; returns (RE2 text, literal value or atom kind)."""
         p, start = self.p, self.i
+        self.property_newline = False
         if start + 1 >= len(p):
             raise invalid(p, start, "trailing backslash", "Escape a backslash as \\\\.")
         e = p[start + 1]
@@ -310,9 +313,9 @@ class _Scanner:
             self.i = j
             return self.code_point(int(p[start + 1 : j], 8))
         if e.isdecimal() and not in_class:
-            raise _unsupported(p, start, "backreference", p[start : start + 2])
+            raise unsupported_error(p, start, "backreference", p[start : start + 2])
         if e == "k":
-            raise _unsupported(p, start, "backreference", "\\k<name>")
+            raise unsupported_error(p, start, "backreference", "\\k<name>")
         if e == "C":
             raise invalid(p, start, "\\C (any byte) is not supported", "Use . instead.")
         if e == "Q":
@@ -363,6 +366,7 @@ class _Scanner:
         p = self.p
         if not p.startswith("{", self.i):
             self.i = min(self.i + 1, len(p))
+            self.property_newline = e == "p" and property_has_newline(p[start : self.i])
             return p[start : self.i]
         close = p.find("}", self.i)
         if close < 0:
@@ -372,6 +376,7 @@ class _Scanner:
             if name.startswith(key):
                 name = name[len(key) :]
         self.i = close + 1
+        self.property_newline = e == "p" and property_has_newline(f"\\p{{{name}}}")
         return f"\\{e}{{{name}}}"
 
 

@@ -9,7 +9,7 @@ benchmarks/RESULTS.md#measured-constraints):
     (?<n>...)          -> (?P<n>...)          (?P<n>...) is kept
     \\uXXXX, \\u{X...}   -> \\x{X...}            (surrogate pairs are combined)
     \\cX                -> \\x{..}               control character
-    \\0                 -> \\x{0}                NUL only as an escape, never as a raw character
+    \\0                 -> \\x{0}                (a pattern that must match a NUL is refused)
     [^]                -> [\\s\\S]               any character, newline included (JS meaning)
                                              (so ``[^]]`` is that plus ``]``: write ``[^\\]]``)
     [\\b]               -> [\\x{8}]              backspace inside a class
@@ -23,9 +23,12 @@ error and a caret line. Nothing falls back silently.
 Semantics chosen (and why): ``\\w \\d \\b \\s`` are ASCII, as in ECMAScript and RE2 (ripgrep's
 are Unicode); ``^``/``$`` are always line anchors, as in ripgrep (the pattern is compiled in
 multi-line mode). ``Translated.multiline`` says whether the pattern can match a newline: only an
-explicit ``\\n`` (or an escape spelling U+000A), a class listing one, ``[\\s\\S]``-style classes,
-``[^]``, or ``.`` under the ``s`` flag count — like ripgrep, ``\\s`` or ``[^a]`` never match a
-newline unless the pattern is multi-line.
+explicit ``\\n`` (or an escape spelling U+000A), a class holding one (listed, in a range such as
+``[\\x00-\\x7f]``, or in a Unicode class such as ``\\p{Any}`` or ``\\p{Cc}``), ``[\\s\\S]``-style
+classes, ``[^]``, or ``.`` under the ``s`` flag count — like ripgrep, ``\\s``, ``\\D``, ``\\P{L}`` or
+``[^a]`` (shorthands and negations) never match a newline unless the pattern is multi-line.
+A pattern that must match a NUL (``foo\\x00?``, ``[\\x00]``; not ``[\\x00-\\x08]``) is
+``InvalidQuery``, as ripgrep refuses it: binary detection never lets a NUL match.
 
 ``required_literals`` turns the scan's top-level atoms into the prefilter hint (``Literals``):
 runs of literal characters every match must contain, or one alternative per top-level branch.

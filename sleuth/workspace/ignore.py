@@ -12,6 +12,10 @@ are consulted (ripgrep's precedence, which equals git's for git's own files):
 2. ``.gitignore`` files, deepest folder first,
 3. ``.git/info/exclude`` of the repository.
 
+The folders above the root contribute too (``base_stack``: every ``.ignore``; ``.gitignore`` up
+to the repository top, or up to ``/`` outside git), as ripgrep reads them. A line ending in
+``\\/`` is a folder pattern (ripgrep's reading; git's never matches).
+
 The first rule set with a matching line decides (ignored, or re-included by ``!``); inside one
 file the last matching line decides. Folders that are ignored are pruned by the walker, so a file
 inside an ignored folder cannot be re-included, as in git. We deliberately do not use pathspec's
@@ -23,6 +27,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 
 from sleuth.workspace.paths import wildmatch_to_regex
 
@@ -77,6 +82,8 @@ def parse_lines(text: str) -> list[tuple[str, bool, bool]]:
         dir_only = line.endswith("/")
         if dir_only:
             line = line[:-1]
+            if line.endswith("\\"):
+                line = line[:-1]  # `foo\/` is the folder pattern `foo/` (ripgrep; git: no match)
         if not line:
             continue
         anchored = "/" in line
@@ -255,35 +262,52 @@ def find_repo(root: str, max_up: int = 64) -> tuple[str, str] | None:
     return None
 
 
+def _load_regular(rules: RulesCache, path: str) -> IgnoreRules | None:
+    """The compiled ignore file at ``path`` when it is a regular file (a FIFO is never opened)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    if not stat.S_ISREG(st.st_mode):
+        return None
+    return rules.load(path, (st.st_size, st.st_mtime_ns, st.st_ino))
+
+
 def base_stack(root: str, rules: RulesCache) -> IgnoreStack:
     """The stack in force at the workspace root, before the root's own ignore files.
 
-    Inside a git repository this holds ``info/exclude`` and the ``.gitignore``/``.ignore`` files
-    of folders between the repository top and the root (git and rg both honour those), compiled
-    through ``rules``.
+    ``root`` is absolute. The ignore files of the folders above it apply to it, as in ripgrep
+    (docs/faces.md#which-files-are-searched): every ``.ignore`` up to the file system root, and
+    the ``.gitignore`` files up to the repository top inside git (git's rule; beyond the top git
+    reads none) or up to the file system root outside git (``rg --no-require-git``), plus the
+    repository's ``info/exclude``. A line of a parent's file is matched against the path from
+    that parent's folder (``/a/b`` in the parent of ``a/`` hides ``a/b``). Compiled through
+    ``rules``.
     """
     repo = find_repo(root)
-    if repo is None:
-        return IgnoreStack()
-    top, gitdir = repo
+    top = repo[0] if repo is not None else None
     exclude: tuple[IgnoreLevel, ...] = ()
-    lead_top = "" if top == root else os.path.relpath(root, top).replace(os.sep, "/") + "/"
-    info = rules.load(os.path.join(gitdir, "info", "exclude"))
-    if info:
-        exclude = (IgnoreLevel(info, 0, lead_top),)
-    stack = IgnoreStack(exclude=exclude)
-    if top == root:
-        return stack
-    folder = top
-    parts = os.path.relpath(root, top).split(os.sep)
-    for depth in range(len(parts)):
-        lead = "/".join(parts[depth:]) + "/"
-        di = rules.load(os.path.join(folder, ".ignore"))
-        gi = rules.load(os.path.join(folder, ".gitignore"))
-        stack = IgnoreStack(
-            ((IgnoreLevel(di, 0, lead),) if di else ()) + stack.dot_ignore,
-            ((IgnoreLevel(gi, 0, lead),) if gi else ()) + stack.git_ignore,
-            stack.exclude,
-        )
-        folder = os.path.join(folder, parts[depth])
-    return stack
+    if repo is not None:
+        lead_top = "" if top == root else os.path.relpath(root, top).replace(os.sep, "/") + "/"
+        info = rules.load(os.path.join(repo[1], "info", "exclude"))
+        if info:
+            exclude = (IgnoreLevel(info, 0, lead_top),)
+    dot_ignore: list[IgnoreLevel] = []
+    git_ignore: list[IgnoreLevel] = []
+    in_repo = top is not None and top != root
+    here = root
+    while True:  # the folders above the root, nearest first (the order levels are consulted)
+        folder = os.path.dirname(here)
+        if folder == here:
+            break
+        here = folder
+        lead = os.path.relpath(root, folder).replace(os.sep, "/") + "/"
+        di = _load_regular(rules, os.path.join(folder, ".ignore"))
+        if di:
+            dot_ignore.append(IgnoreLevel(di, 0, lead))
+        if top is None or in_repo:
+            gi = _load_regular(rules, os.path.join(folder, ".gitignore"))
+            if gi:
+                git_ignore.append(IgnoreLevel(gi, 0, lead))
+        in_repo = in_repo and folder != top
+    return IgnoreStack(tuple(dot_ignore), tuple(git_ignore), exclude)

@@ -181,13 +181,15 @@ def test_multiline_flag_follows_the_pattern() -> None:
     assert regex_matcher(r"(?s)a.b").multiline
     assert not regex_matcher(r"a\s+b").multiline
     assert not regex_matcher(r"[^a]+").multiline
+    assert regex_matcher(r"a\p{Any}b").multiline  # a class holding U+000A, like [\s\S]
+    assert regex_matcher(r"[\x00-\x{10FFFF}]+").multiline
     assert literal_matcher("a\nb").multiline
     assert not literal_matcher("ab").multiline
 
 
 def test_line_oriented_matches_never_contain_a_newline() -> None:
     data = b"a b\n\nc d\r\ne\xc2\xa0f\n"
-    for pattern in [r"\s+", "[^x]+", r"\D+", r"\W+", r"\P{L}+", r"[\x00-\x{10FFFF}]+"]:
+    for pattern in [r"\s+", "[^x]+", r"\D+", r"\W+", r"\P{L}+", r"[\x0b-\x{10FFFF}]+"]:
         spans = list(regex_matcher(pattern).find_spans(data))
         assert spans, pattern
         assert all(b"\n" not in data[s:e] for s, e in spans), pattern

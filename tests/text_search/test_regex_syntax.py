@@ -29,7 +29,13 @@ REWRITES = [
     (r"\p{Script=Greek}+", r"\p{Greek}+", False),
     (r"\p{sc=Latin}", r"\p{Latin}", False),
     (r"\P{General_Category=L}", r"\P{L}", False),
-    (r"\0", r"\x{0}", False),
+    (r"[\0-\x08]", r"[\x{0}-\x{8}]", False),
+    (r"[\t-\r]", r"[\t-\r]", True),  # a range holding U+000A
+    (r"\p{Any}", r"\p{Any}", True),
+    (r"[\p{Cc}a]", r"[\p{Cc}a]", True),
+    (r"\pC", r"\pC", True),
+    (r"\P{L}", r"\P{L}", False),
+    (r"[a-\x{10FFFF}]", r"[a-\x{10ffff}]", False),  # starts past U+000A
     (r"[\b]", r"[\x{8}]", False),
     (r"[\u0041-\u005A]", r"[\x{41}-\x{5a}]", False),
     ("a{,3}", r"a\{,3}", False),  # not a repetition in ECMAScript or RE2: a literal brace
@@ -93,7 +99,7 @@ def test_names_and_case_insensitive_prefix() -> None:
         ("a$", "a\nb", ["a"]),
         ("(?m)^b$", "a\nb", ["b"]),
         ("(?u)é", "é", ["é"]),
-        (r"\x00", "a\x00b", ["\x00"]),
+        (r"[\x00-\x01]", "a\x00b\x01", ["\x00", "\x01"]),
         ("(?i:a)b", "AbAB", ["Ab"]),
     ],
 )
@@ -144,10 +150,15 @@ def test_invalid_patterns_report_position(pattern: str, position: int) -> None:
     assert len(lines) >= 4  # ... and a line saying what to do next
 
 
-def test_raw_nul_is_rejected_but_escape_allowed() -> None:
+def test_raw_nul_and_a_nul_that_must_match_are_rejected() -> None:
     with pytest.raises(InvalidQuery):
         regex_matcher("a\x00")
-    assert translate(r"a\x00").re2 == r"(?m)a\x{0}"
+    for pattern in [r"a\x00", r"foo\x00?", r"\0", r"x|\u0000", r"[\x00]", r"[\x00-\x00]"]:
+        with pytest.raises(InvalidQuery) as info:
+            translate(pattern)
+        assert "NUL" in info.value.message, pattern
+    assert translate(r"[\x00-\x01]").re2 == r"(?m)[\x{0}-\x{1}]"  # a class may hold a NUL
+    assert translate(r"[^\x00]").re2 == r"(?m)[^\x{0}]"
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,70 @@
+"""Ignore files above the workspace root, and ``foo\\/``, checked against ripgrep and git.
+
+Outside git, ``rg --files --no-require-git`` is the oracle (sleuth honours ``.gitignore``
+without git, docs/faces.md#which-files-are-searched); inside git, ``git ls-files -o
+--exclude-standard`` for ``.gitignore`` and rg's default for ``.ignore``.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from sleuth.workspace.ignore import IgnoreRules, find_repo, parse_lines
+
+from .conftest import git_init, git_listed, sleuth_listed, write_tree
+
+RG = Path(sys.executable).with_name("rg")
+
+
+def rg_files(root: Path, *flags: str) -> list[str]:
+    assert RG.exists(), "ripgrep is not installed in the venv (pip install -e '.[test]')"
+    args = [str(RG), "--no-config", "--files", "--hidden", *flags, "-g", "!.git/"]
+    out = subprocess.run([*args, "-g", "!.sleuth/"], cwd=root, capture_output=True, check=True)
+    return sorted(out.stdout.decode().split())
+
+
+FILES: dict[str, str | bytes] = {"b/x.txt": "x", "c/y.txt": "x", "z.txt": "x", "q.log": "x"}
+
+
+def test_parent_ignore_files_apply_outside_git(tmp_path: Path) -> None:
+    write_tree(tmp_path / "p", {".gitignore": "/a/b\n*.log\n", ".ignore": "!q.log\n"})
+    write_tree(tmp_path / "p" / "up", {".gitignore": "/a/c/\n"})  # not above a/: no effect
+    root = tmp_path / "p" / "a"
+    write_tree(root, FILES)
+    assert find_repo(str(root)) is None
+    listed = sleuth_listed(root)
+    assert listed == rg_files(root, "--no-require-git")
+    assert "b/x.txt" not in listed and {"c/y.txt", "q.log"} <= set(listed)
+
+
+def test_parent_gitignore_stops_at_the_repository_top(tmp_path: Path) -> None:
+    write_tree(tmp_path / "p", {".gitignore": "/repo/a/c\n", ".ignore": "/repo/a/b\n"})
+    repo = tmp_path / "p" / "repo"
+    repo.mkdir()
+    git_init(repo)
+    write_tree(repo, {".gitignore": "/a/z.txt\n"})
+    root = repo / "a"
+    write_tree(root, FILES)
+    listed = sleuth_listed(root)
+    assert listed == rg_files(root)  # rg's default inside git
+    in_git = [p.removeprefix("a/") for p in git_listed(repo) if p.startswith("a/")]
+    assert sorted(set(in_git) - {"b/x.txt"}) == [p for p in listed if p != "b/x.txt"]
+    assert "c/y.txt" in listed and "z.txt" not in listed and "b/x.txt" not in listed
+
+
+def test_escaped_trailing_slash_is_a_folder_pattern() -> None:
+    rules = IgnoreRules(parse_lines("foo\\/\n"))
+    assert rules.decide("foo", True) is True
+    assert rules.decide("deep/foo", True) is True
+    assert rules.decide("foo", False) is None
+    assert parse_lines("foo\\/\n") == parse_lines("foo/\n")
+
+
+def test_escaped_trailing_slash_equals_rg(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    write_tree(root, {".gitignore": "foo\\/\n", "foo/a": "x", "d/foo/b": "x", "e/foo": "x"})
+    listed = sleuth_listed(root)
+    assert listed == rg_files(root, "--no-require-git")
+    assert "e/foo" in listed and "foo/a" not in listed

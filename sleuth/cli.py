@@ -212,7 +212,7 @@ def main(
     as_json = "--json" in args  # decided before parsing so usage errors honour it too
     try:
         invocation = parse_args(args)
-        as_json = invocation.json
+        as_json = invocation.json or invocation.verb == "provider"  # it answers JSON only
         if invocation.verb == "mcp":
             from sleuth.mcp_boot import serve  # answers initialize before the SDK has loaded
 

@@ -9,6 +9,7 @@ is wrong; the text of an edit is capped here for every face, at the Editor's own
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -38,6 +39,7 @@ __all__ = [
     "UndoRequest",
     "RenameRequest",
     "DoctorRequest",
+    "ProviderRequest",
     "EditRequest",
     "Where",
     "check_text",
@@ -338,3 +340,66 @@ class DoctorRequest(Request):
     @classmethod
     def check(cls, values: dict[str, Any]) -> dict[str, Any]:
         return {**values, "recover": bool(values["recover"])}
+
+
+def _json_argument(text: str | None, name: str) -> Any:
+    if text is None:
+        return None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InvalidQuery(
+            f"--{name.replace('_', '-')} is not JSON: {exc.msg} at position {exc.pos}",
+            details={"argument": name, "position": exc.pos},
+        ) from None
+
+
+@dataclass(frozen=True)
+class ProviderRequest(Request):
+    """``sleuth provider manifest`` or ``sleuth provider search --query-json Q [--opts-json O]``:
+    JSON texts, parsed and checked when the provider answers, so a malformed one is an answer
+    (the error object on stdout) as it is from Python."""
+
+    action: str = arg(
+        cli="positional",
+        metavar="ACTION",
+        help="manifest: the modes and limits; search: one page of matches",
+    )
+    query_json: str | None = arg(
+        None,
+        metavar="JSON",
+        help='search: the query as JSON: "text", {"regex": ..., "flags": "i"} or {"semantic": ...}',
+    )
+    opts_json: str | None = arg(
+        None, metavar="JSON", help='search: the options as JSON: {"path", "limit", "cursor"}'
+    )
+
+    @classmethod
+    def check(cls, values: dict[str, Any]) -> dict[str, Any]:
+        action = values["action"]
+        if action not in ("manifest", "search"):
+            raise InvalidQuery(
+                f"provider takes manifest or search, got {action!r}",
+                details={"argument": "action", "valid": ["manifest", "search"]},
+            )
+        if action == "manifest" and (values["query_json"] or values["opts_json"]):
+            raise InvalidQuery(
+                "provider manifest takes no --query-json or --opts-json",
+                details={"argument": "action"},
+            )
+        if action == "search" and values["query_json"] is None:
+            raise InvalidQuery(
+                "provider search needs --query-json, e.g. --query-json '\"get_user\"'",
+                details={"argument": "query_json"},
+            )
+        return values
+
+    @property
+    def query(self) -> Any:
+        """The query, parsed from ``--query-json``."""
+        return _json_argument(self.query_json, "query_json")
+
+    @property
+    def opts(self) -> Any:
+        """The options, parsed from ``--opts-json`` (None: every default)."""
+        return _json_argument(self.opts_json, "opts_json")

@@ -109,6 +109,12 @@ def _doctor_object(engine: Engine, request: Any) -> JsonAnswer:
     return {"servers": engine.doctor(), "recovered": engine.recovered()}
 
 
+def _provider(engine: Engine, request: Any) -> JsonAnswer:
+    from sleuth.service.provider import run_verb  # late: only this verb needs it
+
+    return run_verb(engine, request)
+
+
 @dataclass(frozen=True)
 class Verb:
     """One verb: its request type, its one-line summary (CLI help) and its description (the
@@ -241,6 +247,14 @@ VERBS: dict[str, Verb] = {
             "Language servers: found, version, how to install.",
             _doctor,
             object_run=_doctor_object,
+        ),
+        Verb(
+            "provider",
+            "ProviderRequest",
+            "the provider API: manifest, or search --query-json JSON [--opts-json JSON]",
+            "The provider API (docs/faces.md#provider-api).",
+            _provider,
+            faces=("cli",),  # MCP has search, which answers the same (docs/faces.md#provider-api)
         ),
     )
 }

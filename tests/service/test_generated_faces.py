@@ -92,7 +92,9 @@ def test_a_generated_tool_builds_the_same_request_as_the_cli(
     assert seen == [argv.parse_args(["read", "a.py", "--offset", "2", "--tab-width", "40"]).request]
 
 
-@pytest.mark.parametrize("name", [name for name in verbs.VERBS if name not in ("index", "doctor")])
+@pytest.mark.parametrize(
+    "name", [name for name in verbs.VERBS if name not in ("index", "doctor", "provider")]
+)
 def test_workbench_methods_take_their_requests_fields(name: str) -> None:
     """``Workbench.<verb>`` has one parameter per request field, with the field's default."""
     method = getattr(Workbench, name)

@@ -78,7 +78,7 @@ class Arg:
         return self.describe or self.help
 
 
-Shape = Literal["str", "int", "bool", "strs", "ints"]
+Shape = Literal["str", "int", "float", "bool", "strs", "ints"]
 """The kinds of value a request field holds (``strs``/``ints``: a tuple of them)."""
 
 
@@ -99,6 +99,8 @@ def shape_of(hint: Any) -> tuple[Shape, bool]:
         return "bool", optional
     if hint is int:
         return "int", optional
+    if hint is float:
+        return "float", optional
     if hint is str:
         return "str", optional
     raise TypeError(f"a request field cannot hold {hint!r}")

@@ -97,7 +97,9 @@ INSTRUCTIONS = (
     "since (stale_reference: search again) and write every file or none. A page says 'more' "
     "and next_cursor when there is more (max_bytes bounds its text); 'complete' only when all "
     "is shown; zero matches of an incomplete search prove nothing. symbols: with "
-    "precision 'syntactic' means no language server answered (rename is then unsupported)."
+    "precision 'syntactic' means no language server answered (rename is then unsupported). "
+    "semantic:TEXT ranks code by meaning (score 0-1, threshold drops lower); its matches are "
+    "hints: select them before editing through them."
 )
 
 

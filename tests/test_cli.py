@@ -410,6 +410,7 @@ def test_mcp_search_tool_schema_matches_cli_options() -> None:
         "strictness",
         "depth",
         "max_bytes",
+        "threshold",
     }
     assert tools[0].input_schema["required"] == ["query"]
 

@@ -196,10 +196,15 @@ class Editor:
         parsed = parse_ref(ref)
         sel = self._resolver.resolve(ref)
         if sel.broadened:
+            if self._resolver.get_row(parsed).mode == "semantic":
+                how = "a semantic: search (ranked chunks)"
+                fix = "pick the ones you mean with select REF N... and edit through that RESULT#"
+            else:
+                how = "a broadened search (each word on its own)"
+                fix = "search for the exact text and edit through that reference"
             raise UnsafeSelection(
-                f"{ref} comes from a broadened search (each word on its own): its matches are "
-                "location hints, not a safe selection; search for the exact text and edit "
-                "through that reference",
+                f"{ref} comes from {how}: its matches are location hints, not a safe "
+                f"selection; {fix}",
                 details={"reference": ref},
             )
         if sel.unstamped:

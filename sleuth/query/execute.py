@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from sleuth.query.index import IndexKeeper
     from sleuth.query.servers import LanguageServers
     from sleuth.query.symbols_mode import TagsCache
+    from sleuth.semantic import SemanticIndex
     from sleuth.tuning import Collector
 
 # Engines a query does not use are imported when first needed: a one-shot CLI call pays only
@@ -56,6 +57,9 @@ class Prepared:
     suggest: bool = False
     path_matches: list[Match] | None = None
     ordered_by_score: bool = False
+    location_hints: bool = False
+    """The matches are hints (``semantic:``): an edit through them is ``unsafe_selection``
+    unless they are selected explicitly (docs/query.md#semantic-hybrid-retrieval)."""
     index: IndexKeeper | None = None
     notes: list[str] = field(default_factory=list)
     """Why the answer is incomplete beyond skipped files (a language without symbols, ...)."""
@@ -140,6 +144,7 @@ class Engines:
     symbol_paths: dict[str, str] = field(default_factory=dict)  # id -> path hints (symbol:#)
     graph: GraphKeeper | None = None  # made on the first graph: query
     confirmer: Confirmer | None = None  # made on the first graph:#ID
+    semantic: SemanticIndex | None = None  # made on the first semantic: query
     # A process that answers once and exits (the CLI): ``graph:PATH`` reads only the part of a
     # current graph cache it needs instead of loading it whole (``GraphKeeper.part``).
     one_shot: bool = False
@@ -206,6 +211,14 @@ def prepare(
         return prepared
     if rt.mode == "graph":
         _plan_graph(prepared, engines)
+        return prepared
+    if rt.mode == "semantic":
+        from sleuth.query.semantic_mode import plan_semantic
+
+        everything = _whole_listing(prepared)
+        plan_semantic(prepared, engines, everything)
+        # the ranking depends on every file (document frequencies), whatever the scope
+        prepared.fingerprint = _fingerprint(req, everything, "semantic", engines.digests)
         return prepared
     if rt.mode == "ast":
         _plan_ast(prepared, engines)

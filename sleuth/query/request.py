@@ -123,7 +123,7 @@ class SearchRequest(Request):
         None,
         choices=("references",),
         help="'references' with symbols:",
-        describe="'references': uses too",
+        describe="'references': uses",
     )
     case_sensitive: bool = arg(
         True,
@@ -151,6 +151,12 @@ class SearchRequest(Request):
         help="graph: how far to follow dependents",
         describe="graph: depth",
     )
+    threshold: float | None = arg(
+        None,
+        metavar="X",
+        help="semantic: lowest score kept, 0 to 1",
+        describe="min score",
+    )
     max_bytes: int | None = arg(
         DEFAULT_MAX_BYTES,
         metavar="N",
@@ -169,7 +175,8 @@ class SearchRequest(Request):
         check_text(query, "query")
         if "\x00" in query:
             raise InvalidQuery(
-                "the query contains a NUL byte; use regex:\\x00 to search for one",
+                "the query contains a NUL byte, which no match can hold (ripgrep refuses it "
+                "too: a file holding one is binary): drop it from the query",
                 details={"position": query.index("\x00")},
             )
         if len(query) > MAX_QUERY_CHARS:
@@ -210,6 +217,16 @@ class SearchRequest(Request):
             isinstance(depth, bool) or not isinstance(depth, int) or depth < 0
         ):
             raise InvalidQuery(f"depth must be a non-negative integer, got {depth!r}")
+        threshold = values["threshold"]
+        if threshold is not None:
+            if isinstance(threshold, bool) or not isinstance(threshold, (int, float)):
+                raise InvalidQuery(f"threshold is a number from 0 to 1, got {threshold!r}")
+            if not 0.0 <= threshold <= 1.0:  # NaN fails this too
+                raise InvalidQuery(
+                    f"threshold is a score from 0 to 1, got {threshold!r}",
+                    details={"argument": "threshold"},
+                )
+            values = {**values, "threshold": float(threshold)}
         cursor = values["cursor"]
         if cursor is not None and (not isinstance(cursor, str) or not cursor):
             raise InvalidQuery("cursor must be the next_cursor string of a previous page")

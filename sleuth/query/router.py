@@ -27,9 +27,7 @@ _PREFIXES: tuple[tuple[str, Mode], ...] = (
     ("ast:", "ast"),
 )
 
-_NOT_BUILT: dict[Mode, str] = {
-    "semantic": "semantic: search needs the optional semantic extra, which is not installed",
-}
+_NOT_BUILT: dict[Mode, str] = {}
 
 
 @dataclass(frozen=True)

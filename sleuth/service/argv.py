@@ -66,6 +66,8 @@ def _add_field(parser: argparse.ArgumentParser, field: Spelled) -> None:
     spec = field.arg
     name = field.name
     number: dict[str, Any] = {"type": int} if field.shape in ("int", "ints") else {}
+    if field.shape == "float":
+        number = {"type": float}
     if spec.cli == "positional":
         nargs = "+" if field.shape == "ints" else "?" if not field.required else None
         extra: dict[str, Any] = {} if field.required else {"default": field.default}

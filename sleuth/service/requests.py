@@ -53,7 +53,7 @@ _IDENTIFIER = re.compile(r"[^\W\d]\w*|\$\w*", re.UNICODE)
 """What a rename's new name must be: an identifier (``$`` allowed, as JavaScript and PHP do)."""
 
 _EDIT_REF = "what to edit: SEARCH#H:N:match, SEARCH#H:all:line, RESULT#ID ..."
-_EDIT_REF_MCP = "a reference (SEARCH#… or RESULT#…)"
+_EDIT_REF_MCP = "a SEARCH# or RESULT# reference"
 _EDIT_TEXT = "the new text"
 _EDIT_TEXT_MCP = "the text, used exactly"
 _TARGET = "a reference, or PATH:LINE (before that line)"

@@ -148,7 +148,14 @@ class Searches:
         if prepared.path_matches is not None:
             matches = prepared.path_matches
             row = self.pager.new_row(
-                prepared, result_id, prepared.route.mode, None, False, matches, None, len(matches)
+                prepared,
+                result_id,
+                prepared.route.mode,
+                None,
+                prepared.location_hints,
+                matches,
+                None,
+                len(matches),
             )
             self.pager.store(row, 1, matches, extend=False)
             return row
@@ -223,6 +230,9 @@ class Searches:
         if engines.graph is not None:
             engines.graph.close()
             engines.graph = None
+        if engines.semantic is not None:
+            engines.semantic.close()
+            engines.semantic = None
 
 
 def _collect(scanner: Scanner, want: int, after: str | None) -> tuple[list[Match], str | None]:

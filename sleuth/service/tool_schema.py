@@ -22,6 +22,7 @@ __all__ = ["tool_signature", "tool_arguments"]
 _TYPES: dict[Shape, Any] = {
     "str": str,
     "int": int,
+    "float": float,
     "bool": bool,
     "strs": Sequence[str],
     "ints": Sequence[int],

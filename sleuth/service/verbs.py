@@ -157,9 +157,9 @@ VERBS: dict[str, Verb] = {
             "search",
             SearchRequest,
             "search the workspace",
-            "Search: a literal (falls back to regex, words), or regex:, files:, ast: (code with "
-            "$X/$$$X captures), symbols:NAME, symbol:#ID, graph:[PATH|#ID]. Returns SEARCH#H "
-            "and path:line:col #n text per match.",
+            "Search: a literal (falls back to regex, words), or regex:, files:, ast: (code, "
+            "$X/$$$X capture), symbols:NAME, symbol:#ID, graph:[PATH|#ID], semantic:. Returns "
+            "SEARCH#H, path:line:col #n text per match.",
             _method("search"),
         ),
         Verb(
@@ -174,15 +174,14 @@ VERBS: dict[str, Verb] = {
             "select",
             "SelectRequest",
             "keep some matches of a result as a RESULT#",
-            "Keep matches #n of a result (any page) as one RESULT#.",
+            "Keep matches #n of a result (any page) as a RESULT#.",
             _method("select"),
         ),
         Verb(
             "find",
             FindRequest,
             "find files (fuzzy, frecency) or grep their contents",
-            "Find files (fuzzy path, frecency) or grep contents; pages by offset. Returns "
-            "matches with SEARCH#H:n refs.",
+            "Find files (fuzzy path, frecency) or grep contents; pages by offset.",
             _method("find"),
         ),
         Verb(
@@ -229,14 +228,14 @@ VERBS: dict[str, Verb] = {
             "undo",
             "UndoRequest",
             "undo an edit by its RESULT#, if its files are unchanged since",
-            "Undo an edit by its RESULT# (if its files are unchanged). Returns RESULT# + diff.",
+            "Undo an edit by its RESULT# if its files are unchanged. Returns RESULT# + diff.",
         ),
         Verb(
             "rename",
             "RenameRequest",
             "rename a symbol through its language server (REF NEW or REF#NEW)",
             "Rename a symbols: match via its language server. Returns RESULT# + diff + the "
-            "old name's text occurrences left.",
+            "old name's other occurrences.",
             _method("rename"),
             read_only=False,
         ),
@@ -244,7 +243,7 @@ VERBS: dict[str, Verb] = {
             "doctor",
             "DoctorRequest",
             "list the language servers: found, version, how to install",
-            "Language servers: found, version, how to install.",
+            "Language servers: found, version, install.",
             _doctor,
             object_run=_doctor_object,
         ),

@@ -191,6 +191,7 @@ class Workbench:
         selector: str | None = None,
         strictness: str | None = None,
         depth: int | None = None,
+        threshold: float | None = None,
         max_bytes: int | None = DEFAULT_MAX_BYTES,
     ) -> SearchResult:
         """Search the workspace (docs/query.md); one page of matches with references."""

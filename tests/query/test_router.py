@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from sleuth.errors import InvalidQuery, Unsupported
+from sleuth.errors import InvalidQuery
 from sleuth.query.router import route
 
 
@@ -28,11 +28,9 @@ def test_route_modes(query: str, mode: str, body: str) -> None:
     assert (rt.mode, rt.body) == (mode, body)
 
 
-def test_semantic_without_its_extra_is_unsupported_naming_the_prefix() -> None:
-    with pytest.raises(Unsupported) as err:
-        route("semantic:users")
-    assert err.value.details["prefix"] == "semantic:"
-    assert "semantic" in err.value.message
+def test_semantic_routes_to_its_engine() -> None:
+    rt = route("semantic:load the users")
+    assert (rt.mode, rt.body, rt.prefix) == ("semantic", "load the users", "semantic:")
 
 
 @pytest.mark.parametrize(

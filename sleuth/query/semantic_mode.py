@@ -1,0 +1,130 @@
+"""``semantic:QUERY``: plan a hybrid-retrieval answer (docs/query.md#semantic-hybrid-retrieval).
+
+The semantic engine ranks chunks; this module gives it what it may not fetch itself: the
+declarations of each file, from the tree-sitter tags the graph and ``symbols:`` use (the
+engines never import each other), and a progress bar on a terminal while a first index is
+built. Its answer is score-ordered ``path_matches`` (as fuzzy ``files:``), each spanning its
+chunk and marked as location hints.
+
+A stale chunk is never answered from: every hit's file is read again and its stamp compared
+with the stamp the chunk was cut from. A file that changed since the sync (or went away) is
+re-indexed (or dropped) and the query asked again, once; a file still changing after that is
+left out and named in a note.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from sleuth.errors import InvalidQuery, Unsupported
+from sleuth.query.request import MAX_LIMIT
+from sleuth.workspace import FileEntry
+
+if TYPE_CHECKING:
+    from sleuth.query.execute import Engines, Prepared
+    from sleuth.semantic import Decl, Hit, SemanticIndex
+    from sleuth.workspace.text import FileText
+
+__all__ = ["plan_semantic", "decls_of", "terminal_progress"]
+
+
+def decls_of(path: str, data: bytes) -> list[Decl] | None:
+    """The declarations of a file from its tree-sitter tags, or None (no tags for its language,
+    too large to tag): the engine then cuts it into windows."""
+    from sleuth.ast_search import language_for_path
+    from sleuth.ast_search.tags import MAX_TAGS_BYTES, extract_tags, tags_supported
+
+    lang = language_for_path(path)
+    if lang is None or not tags_supported(lang) or len(data) > MAX_TAGS_BYTES:
+        return None
+    tags = extract_tags(path, data, lang)
+    return [(d.start_byte, d.end_byte, d.name, d.kind, d.container) for d in tags.defs]
+
+
+def terminal_progress() -> Callable[[int, int], None] | None:
+    """A one-line progress bar on stderr when it is a terminal, else None (no output)."""
+    stream = sys.stderr
+    if not stream.isatty():
+        return None
+
+    def show(done: int, total: int) -> None:
+        width = 30
+        filled = width * done // max(total, 1)
+        end = "\n" if done >= total else ""
+        stream.write(
+            f"\rsleuth: semantic index [{'#' * filled}{'.' * (width - filled)}] "
+            f"{done}/{total} chunks{end}"
+        )
+        stream.flush()
+
+    return show
+
+
+def _index(prepared: Prepared, engines: Engines) -> SemanticIndex:
+    from sleuth.semantic import MISSING, SemanticIndex, available
+
+    if not available():
+        raise Unsupported(MISSING, details={"prefix": "semantic:", "mode": "semantic"})
+    if engines.semantic is None or engines.semantic.ws is not prepared.ws:
+        engines.semantic = SemanticIndex(prepared.ws)
+    return engines.semantic
+
+
+def _current(prepared: Prepared, hits: Sequence[Hit]) -> tuple[dict[str, FileText], list[str]]:
+    """The files of ``hits`` read now, and the paths whose bytes are not the indexed ones."""
+    texts: dict[str, FileText] = {}
+    stale: list[str] = []
+    for hit in hits:
+        if hit.path in texts or hit.path in stale:
+            continue
+        try:
+            ft = prepared.ws.read(hit.path)
+        except Exception:  # cloaked or gone outside the root since the sync
+            ft = None
+        if ft is None or ft.stamp != hit.stamp:
+            stale.append(hit.path)
+        else:
+            texts[hit.path] = ft
+    return texts, stale
+
+
+def plan_semantic(prepared: Prepared, engines: Engines, everything: list[FileEntry]) -> None:
+    """Sync the index to the workspace and rank its chunks for the query."""
+    from sleuth.query.scan import make_match
+
+    if not prepared.route.body.strip():
+        raise InvalidQuery(
+            "nothing but spaces after the semantic: prefix: describe what you look for, "
+            "e.g. semantic:load the configuration",
+            details={"position": len("semantic:"), "prefix": "semantic:"},
+        )
+    index = _index(prepared, engines)
+    req = prepared.request
+    index.sync(everything, decls_of, terminal_progress())
+    whole = prepared.scope == "" and not req.include and not req.exclude
+    scope = None if whole else {f.path for f in prepared.files}
+    threshold = req.threshold or 0.0
+    hits = index.search(prepared.route.body, limit=MAX_LIMIT, threshold=threshold, paths=scope)
+    texts, stale = _current(prepared, hits)
+    if stale:
+        index.refresh(stale, decls_of)
+        hits = index.search(prepared.route.body, limit=MAX_LIMIT, threshold=threshold, paths=scope)
+        texts, stale = _current(prepared, hits)
+        if stale:
+            prepared.notes.append(
+                "left out, changing while indexed: " + ", ".join(sorted(set(stale))[:5])
+            )
+    matches = []
+    for hit in hits:
+        ft = texts.get(hit.path)
+        if ft is None:
+            continue
+        extra = {"chunk": {"kind": hit.kind, "name": hit.title}} if hit.title else None
+        m = make_match(ft, hit.start, hit.end, req.context, None, extra)
+        matches.append(replace(m, score=hit.score))
+    prepared.path_matches = matches
+    prepared.ordered_by_score = True
+    prepared.location_hints = True

@@ -1,0 +1,300 @@
+"""``SemanticIndex``: hybrid retrieval over a workspace's chunks (docs/query.md#semantic-hybrid-retrieval).
+
+``sync`` brings the index to the files listed: a file whose (size, mtime_ns) is unchanged is kept
+as is; one whose stat moved is read through the workspace and re-chunked only if its stamp
+changed; a file that is gone, binary or too large now leaves the index. Re-chunked files are
+embedded in batches (``progress`` is told how far) and written to the store in one transaction.
+
+``search`` scores every chunk: BM25 (k1 = 1.2, b = 0.75) over identifier-split tokens, divided by
+its upper bound for the query (each term's ``idf * (k1 + 1)``), so it lies in [0, 1) whatever
+the corpus; and the cosine of the chunk's vector with the query's, clipped at 0. The score is
+``alpha * dense + (1 - alpha) * bm25``, in [0, 1]; ``alpha`` 1 is dense alone, 0 BM25 alone.
+Hits below ``threshold`` are dropped; order is score descending, then path, then position.
+Postings and document frequencies are kept per file and updated as files change, so a sync after
+one edit costs that file's chunks, not the corpus.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+import numpy as np
+
+from sleuth.semantic.chunks import Chunk, Decl, chunk_file
+from sleuth.semantic.encoder import DIM, Encoder, Vectors
+from sleuth.semantic.store import FileRow, IndexedChunk, SemanticStore
+from sleuth.semantic.tokens import tokens
+from sleuth.workspace import FileEntry, Workspace
+from sleuth.workspace.workspace import STATE_DIR
+
+__all__ = ["SemanticIndex", "Hit", "DeclsOf", "Progress", "ALPHA", "K1", "B"]
+
+ALPHA = 0.5
+K1 = 1.2
+B = 0.75
+
+DeclsOf = Callable[[str, bytes], list[Decl] | None]
+"""The declarations of a file (path, bytes), or None for windows only: the query layer's tags."""
+Progress = Callable[[int, int], None]
+"""Told (chunks embedded, chunks to embed) while a sync embeds."""
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One ranked chunk: where it is, the stamp of the bytes it was cut from, and its scores."""
+
+    path: str
+    start: int
+    end: int
+    line: int
+    end_line: int
+    kind: str
+    title: str
+    stamp: str
+    score: float
+    bm25: float
+    dense: float
+
+
+def _embed_text(chunk: Chunk) -> str:
+    head = f"{chunk.kind} {chunk.title}\n" if chunk.title else ""
+    return head + chunk.text
+
+
+def _index_chunk(chunk: Chunk) -> IndexedChunk:
+    toks = tokens(f"{chunk.title} {chunk.title} {chunk.text}")
+    return IndexedChunk(
+        chunk.start,
+        chunk.end,
+        chunk.line,
+        chunk.end_line,
+        chunk.kind,
+        chunk.title,
+        dict(Counter(toks)),
+        len(toks),
+    )
+
+
+class SemanticIndex:
+    """The index of one workspace, warm in memory, persisted in ``.sleuth/semantic.sqlite3``."""
+
+    def __init__(self, ws: Workspace, encoder: Encoder | None = None) -> None:
+        self.ws = ws
+        self.encoder = encoder or Encoder()
+        self._store = SemanticStore(ws.root / STATE_DIR)
+        self._rows: dict[str, FileRow] | None = None
+        self._df: Counter[str] = Counter()
+        self._holders: dict[str, set[str]] = {}  # term -> paths with a chunk holding it
+        self._length = 0  # tokens over all chunks
+        self._count = 0  # chunks
+        self._matrix: tuple[Vectors, list[tuple[str, int]]] | None = None
+
+    # -- keeping up with the files ----------------------------------------------------------
+
+    def _rows_now(self) -> dict[str, FileRow]:
+        if self._rows is None or self._store.replaced():
+            self._rows = {}
+            self._df.clear()
+            self._holders.clear()
+            self._length = self._count = 0
+            self._matrix = None
+            for row in self._store.load().values():
+                self._add(row)
+        return self._rows
+
+    def _add(self, row: FileRow) -> None:
+        assert self._rows is not None
+        self._rows[row.path] = row
+        seen: set[str] = set()
+        for c in row.chunks:
+            self._df.update(c.terms.keys())
+            seen.update(c.terms)
+            self._length += c.length
+        self._count += len(row.chunks)
+        for term in seen:
+            self._holders.setdefault(term, set()).add(row.path)
+        self._matrix = None
+
+    def _remove(self, path: str) -> None:
+        assert self._rows is not None
+        row = self._rows.pop(path, None)
+        if row is None:
+            return
+        for c in row.chunks:
+            self._df.subtract(c.terms.keys())
+            self._length -= c.length
+            for term in c.terms:
+                holders = self._holders.get(term)
+                if holders is not None:
+                    holders.discard(path)
+                    if not holders:
+                        del self._holders[term]
+        self._count -= len(row.chunks)
+        self._matrix = None
+
+    def sync(
+        self, files: Iterable[FileEntry], decls_of: DeclsOf, progress: Progress | None = None
+    ) -> int:
+        """Bring the index to ``files`` (the whole workspace listing); the count of files
+        re-chunked. Files not listed leave the index."""
+        rows = self._rows_now()
+        listed: set[str] = set()
+        fresh: list[tuple[FileRow, list[Chunk]]] = []
+        for entry in files:
+            listed.add(entry.path)
+            row = rows.get(entry.path)
+            if row is not None and (row.size, row.mtime_ns) == (entry.size, entry.mtime_ns):
+                continue
+            ft = self.ws.read(entry.path)
+            if ft is None:  # binary, too large or unreadable now
+                listed.discard(entry.path)
+                continue
+            if row is not None and row.stamp == ft.stamp:
+                row.size, row.mtime_ns = entry.size, entry.mtime_ns
+                self._store.touch(row.path, entry.size, entry.mtime_ns)
+                continue
+            chunks = chunk_file(ft.data, decls_of(ft.path, ft.data))
+            fresh.append((FileRow(ft.path, entry.size, entry.mtime_ns, ft.stamp), chunks))
+        gone = [p for p in rows if p not in listed]
+        return self._apply(fresh, gone, progress)
+
+    def refresh(self, paths: Iterable[str], decls_of: DeclsOf) -> None:
+        """Re-read ``paths`` now (found changed after a sync) and re-index or drop each."""
+        rows = self._rows_now()
+        fresh: list[tuple[FileRow, list[Chunk]]] = []
+        gone: list[str] = []
+        for path in paths:
+            try:
+                ft = self.ws.read(path)
+            except Exception:  # denied or outside the root now: not a file to answer from
+                ft = None
+            if ft is None:
+                gone.append(path)
+            elif path not in rows or rows[path].stamp != ft.stamp:
+                fresh.append(
+                    (FileRow(path, -1, -1, ft.stamp), chunk_file(ft.data, decls_of(path, ft.data)))
+                )
+        self._apply(fresh, [p for p in gone if p in rows], None)
+
+    def _apply(
+        self,
+        fresh: list[tuple[FileRow, list[Chunk]]],
+        gone: list[str],
+        progress: Progress | None,
+    ) -> int:
+        texts = [_embed_text(c) for _, chunks in fresh for c in chunks]
+        vectors = np.zeros((0, DIM), dtype=np.float32)
+        if texts:
+            parts = []
+            step = max(self.encoder.batch * 8, 1)
+            for at in range(0, len(texts), step):
+                parts.append(self.encoder.encode(texts[at : at + step]))
+                if progress is not None:
+                    progress(min(at + step, len(texts)), len(texts))
+            vectors = np.concatenate(parts)
+        at = 0
+        for row, chunks in fresh:
+            row.chunks = [_index_chunk(c) for c in chunks]
+            row.vectors = vectors[at : at + len(chunks)]
+            at += len(chunks)
+        for path in gone:
+            self._remove(path)
+        for row, _ in fresh:
+            self._remove(row.path)
+            self._add(row)
+        if fresh or gone:
+            self._store.write([row for row, _ in fresh], gone)
+        return len(fresh)
+
+    # -- answering --------------------------------------------------------------------------
+
+    def _vectors(self) -> tuple[Vectors, list[tuple[str, int]]]:
+        if self._matrix is None:
+            rows = self._rows_now()
+            owners = [(p, i) for p, row in rows.items() for i in range(len(row.chunks))]
+            parts = [row.vectors for row in rows.values() if len(row.chunks)]
+            matrix = np.concatenate(parts) if parts else np.zeros((0, DIM), dtype=np.float32)
+            self._matrix = (matrix, owners)
+        return self._matrix
+
+    def search(
+        self,
+        query: str,
+        *,
+        limit: int,
+        threshold: float = 0.0,
+        alpha: float = ALPHA,
+        paths: set[str] | None = None,
+    ) -> list[Hit]:
+        """The best ``limit`` chunks for ``query`` scoring at least ``threshold`` (in ``paths``
+        only, when given)."""
+        rows = self._rows_now()
+        matrix, owners = self._vectors()
+        if not owners:
+            return []
+        where = {key: n for n, key in enumerate(owners)}
+        lexical = np.zeros(len(owners), dtype=np.float32)
+        terms = set(tokens(query))
+        avg = self._length / self._count if self._count else 1.0
+        bound = 0.0
+        for term in terms:
+            df = self._df.get(term, 0)
+            if df <= 0:
+                continue
+            idf = math.log(1 + (self._count - df + 0.5) / (df + 0.5))
+            bound += idf * (K1 + 1)
+            for path in self._holders.get(term, ()):
+                for i, c in enumerate(rows[path].chunks):
+                    tf = c.terms.get(term)
+                    if tf:
+                        norm = K1 * (1 - B + B * c.length / avg)
+                        lexical[where[(path, i)]] += idf * tf * (K1 + 1) / (tf + norm)
+        if bound > 0:
+            lexical /= bound
+        dense = np.zeros(len(owners), dtype=np.float32)
+        if alpha > 0:
+            q = self.encoder.encode([query])[0]
+            dense = np.clip(matrix @ q, 0.0, 1.0)
+        fused = np.clip(alpha * dense + (1 - alpha) * lexical, 0.0, 1.0)
+        ok = (fused >= threshold) & (fused > 0)
+        if paths is not None:
+            ok &= np.fromiter((p in paths for p, _ in owners), dtype=bool, count=len(owners))
+        found = np.flatnonzero(ok)
+        if len(found) > limit:  # every chunk tied with the limit-th stays, for the path order
+            cutoff = np.partition(fused[found], len(found) - limit)[len(found) - limit]
+            found = found[fused[found] >= cutoff]
+        keep = sorted(
+            (int(n) for n in found),
+            key=lambda n: (-round(float(fused[n]), 6), owners[n][0], owners[n][1]),
+        )
+        hits = []
+        for n in keep[:limit]:
+            path, i = owners[n]
+            row, c = rows[path], rows[path].chunks[i]
+            hits.append(
+                Hit(
+                    path,
+                    c.start,
+                    c.end,
+                    c.line,
+                    c.end_line,
+                    c.kind,
+                    c.title,
+                    row.stamp,
+                    round(float(fused[n]), 6),
+                    float(lexical[n]),
+                    float(dense[n]),
+                )
+            )
+        return hits
+
+    @property
+    def chunk_count(self) -> int:
+        self._rows_now()
+        return self._count
+
+    def close(self) -> None:
+        self._store.close()

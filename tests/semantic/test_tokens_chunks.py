@@ -1,0 +1,98 @@
+"""Identifier splitting and chunking (docs/query.md#semantic-hybrid-retrieval)."""
+
+from __future__ import annotations
+
+from sleuth.semantic import chunk_file, split_identifier, tokens
+from sleuth.semantic.chunks import MAX_CHUNKS, WINDOW_BYTES, WINDOW_LINES
+
+
+def test_split_identifier_cuts_case_underscores_and_digits() -> None:
+    assert split_identifier("getUserName") == ["get", "user", "name"]
+    assert split_identifier("get_user_name") == ["get", "user", "name"]
+    assert split_identifier("HTTPServer2") == ["http", "server", "2"]
+    assert split_identifier("parseXMLDoc") == ["parse", "xml", "doc"]
+
+
+def test_tokens_keep_the_compound_and_drop_noise() -> None:
+    toks = tokens("def getUserName(self): return self.x")
+    assert toks == ["get", "user", "name", "getusername"]
+    assert tokens("a b c") == []
+    assert len(tokens("word " * 10_000, limit=50)) == 50
+
+
+SRC = b'''import os
+
+
+class Store:
+    """Keeps things."""
+
+    def put(self, key):
+        return key
+
+    def get(self, key):
+        return key
+
+
+def helper():
+    pass
+'''
+
+
+def _decls(data: bytes) -> list[tuple[int, int, str, str, str]]:
+    def span(start: bytes, end: bytes) -> tuple[int, int]:
+        s = data.index(start)
+        return s, data.index(end, s) + len(end)
+
+    cls = span(b"class Store", b"return key\n\n    def get(self, key):\n        return key")
+    put = span(b"def put", b"return key")
+    get = span(b"def get", b"return key")
+    helper = span(b"def helper", b"pass")
+    return [
+        (*get, "get", "method", "Store"),
+        (*cls, "Store", "class", ""),
+        (*put, "put", "method", "Store"),
+        (*helper, "helper", "function", ""),
+    ]
+
+
+def test_one_chunk_per_declaration_and_windows_for_the_rest() -> None:
+    chunks = chunk_file(SRC, _decls(SRC))
+    titles = [(c.kind, c.title) for c in chunks]
+    assert titles == [
+        ("window", ""),
+        ("class", "Store"),
+        ("method", "Store.put"),
+        ("method", "Store.get"),
+        ("function", "helper"),
+    ]
+    cls = chunks[1]
+    # the class spans its methods but its text keeps only their first lines
+    assert SRC[cls.start : cls.end].startswith(b"class Store")
+    assert "def put(self, key):" in cls.text and "return key" not in cls.text
+    assert chunks[0].text.strip() == "import os" and chunks[0].line == 1
+    assert chunks[4].line == 14 and chunks[4].end_line == 15
+
+
+def test_a_file_without_tags_is_cut_into_windows() -> None:
+    data = "".join(f"line {i} words here\n" for i in range(100)).encode()
+    chunks = chunk_file(data, None)
+    assert [c.line for c in chunks] == [1, 31, 61, 91]
+    assert all(c.end_line - c.line < WINDOW_LINES for c in chunks)
+    assert b"".join(data[c.start : c.end] for c in chunks) == data
+
+
+def test_a_minified_line_is_cut_at_character_boundaries() -> None:
+    data = ("é" * 20_000).encode()  # one 40 KB line of two-byte characters
+    chunks = chunk_file(data, None)
+    assert len(chunks) >= 40000 // WINDOW_BYTES
+    for c in chunks:
+        assert c.end - c.start <= WINDOW_BYTES
+        data[c.start : c.end].decode("utf-8")  # never a cut character
+
+
+def test_limits_and_bad_declarations() -> None:
+    data = b"x = 1\n" * 200_000
+    assert len(chunk_file(data, None)) == MAX_CHUNKS
+    assert chunk_file(b"\n\n  ;;\n", None) == []  # nothing to rank
+    out_of_range = [(5, 10_000, "f", "function", ""), (3, 3, "g", "function", "")]
+    assert [c.kind for c in chunk_file(b"value = compute()\n", out_of_range)] == ["window"]

@@ -49,11 +49,6 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 
-def _camel(name: str) -> str:
-    head, *rest = name.split("_")
-    return head + "".join(part.title() for part in rest)
-
-
 def _count(values: dict[str, Any], name: str, default: int, low: int) -> int:
     value = values[name]
     if value is None:
@@ -146,9 +141,7 @@ class FindRequest(Request):
         """``arguments`` with aliases renamed and unknown names moved to ``unrecognized``
         (``valid``: the names the face offers; default every field but ``unrecognized``)."""
         names = valid if valid is not None else _offered()
-        aliases = {alias: name for alias, name in cls.ALIASES.items() if name in names}
-        for field_name in names:
-            aliases.setdefault(_camel(field_name), field_name)
+        aliases = cls.aliases(names)
         out: dict[str, Any] = {}
         unknown: list[str] = list(arguments.get("unrecognized", ())) if valid is None else []
         for key, value in arguments.items():

@@ -1,4 +1,4 @@
-"""Real code in four languages for the structural-search (``ast:``) parity tests and benchmark.
+"""Real code in seven languages for the structural-search (``ast:``) parity tests and benchmark.
 
 Every corpus comes from a package registry through its ordinary client, is fetched once and
 cached under ``$SLEUTH_CORPUS_DIR`` or ``~/.cache/sleuth/corpora`` (the cache of
@@ -12,6 +12,9 @@ TypeScript rxjs 7.8.2, ``package/src`` (251 ``.ts`` files) ``npm pack rxjs@7.8.2
 Rust       tokio crate sources (420 ``.rs`` files)        ``apt-get download librust-tokio-dev`` +
                                                           ``dpkg-deb -x`` (Debian ships crate sources)
 C          psutil 7.2.2 sdist (103 ``.c``/``.h`` files)   ``pip download --no-binary :all: psutil``
+CSS        the Django sdist's stylesheets (47 ``.css``)    the Django corpus above
+HTML       the Django sdist's templates (368 ``.html``)   the Django corpus above
+JSON       the Django sdist's fixtures (54 ``.json``)     the Django corpus above
 ========== ============================================== ==============================================
 
 Why these: each is moderate (under 4 MB of source, so a parity pattern over all of it runs in
@@ -269,6 +272,9 @@ CORPORA: dict[str, Corpus] = {
         Corpus("rxjs", "typescript", rxjs_tree, "src", 200),
         Corpus("tokio", "rust", tokio_tree, "", 300),
         Corpus("psutil", "c", psutil_tree, "psutil", 80),
+        Corpus("django-css", "css", django_tree, "", 40),
+        Corpus("django-html", "html", django_tree, "", 300),
+        Corpus("django-json", "json", django_tree, "", 40),
     )
 }
 

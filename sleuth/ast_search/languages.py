@@ -2,14 +2,16 @@
 
 Every quirk of a language lives here and nowhere else
 (docs/architecture.md#per-language-quirks-live-in-tables: "per-language quirks live in a table
-of records with defaults"): file extensions, the grammar wheel and its entry point, the
-metavariable substitution ("expando") character, the code contexts a pattern snippet is retried
-in when it does not parse on its own (docs/query.md#ast-structural-patterns), the default
-language server and the aliases.
+of records with defaults"): the grammar wheel and its entry point, the metavariable substitution
+("expando") character, the code contexts a pattern snippet is retried in when it does not parse
+on its own (docs/query.md#ast-structural-patterns) and the default language server. File
+extensions, names and aliases are the package's one language table, ``sleuth.languages``
+(ast-grep's), which every record here reads; a test checks each language there has a record.
 
 Expando characters follow ast-grep: ``µ`` where ``$`` is not an identifier character, ``𐀀``
-for C and C++ (their grammars reject ``µ`` in some positions), and ``$`` itself for the
-languages whose identifiers may contain it (JavaScript, TypeScript, Java, Bash, Lua).
+for C and C++ (their grammars reject ``µ`` in some positions), ``_`` for CSS, ``z`` for HTML
+(its tag names are ASCII), and ``$`` itself for the languages whose grammars accept it
+(JavaScript, TypeScript, Java, Bash, Lua, JSON).
 PHP is parsed with the grammar's ``php_only`` entry point, as ast-grep does, so a pattern needs
 no ``<?php`` tag.
 """
@@ -17,13 +19,15 @@ no ``<?php`` tag.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
+from types import MappingProxyType
 from typing import Any
 
 from tree_sitter import Language
 
+from sleuth import languages as table
 from sleuth.errors import Unsupported
 
 __all__ = [
@@ -65,13 +69,21 @@ class LangSpec:
     """
 
     name: str
-    extensions: tuple[str, ...]
     loader: Callable[[], Any] = field(repr=False, compare=False)
     expando: str = "µ"
     contexts: tuple[Context, ...] = ()
     retry_kinds: frozenset[str] = frozenset()
     language_server: str | None = None
-    aliases: tuple[str, ...] = ()
+
+    @property
+    def extensions(self) -> tuple[str, ...]:
+        """File extensions of the language (``sleuth.languages``)."""
+        return table.BY_NAME[self.name].extensions
+
+    @property
+    def aliases(self) -> tuple[str, ...]:
+        """Other names ``--lang`` accepts for it (``sleuth.languages``)."""
+        return table.BY_NAME[self.name].aliases
 
     @property
     def ts_language(self) -> Language:
@@ -95,54 +107,42 @@ def _class_body(object_type: str) -> tuple[Context, ...]:
 _SPECS: tuple[LangSpec, ...] = (
     LangSpec(
         "python",
-        ("py", "py3", "pyi", "bzl"),
         _loader("tree_sitter_python"),
         language_server="ty",
-        aliases=("py", "python3"),
     ),
     LangSpec(
         "javascript",
-        ("js", "cjs", "mjs", "jsx"),
         _loader("tree_sitter_javascript"),
         expando="$",
         language_server="tsc",
-        aliases=("js", "jsx", "node"),
     ),
     LangSpec(
         "typescript",
-        ("ts", "cts", "mts"),
         _loader("tree_sitter_typescript", "language_typescript"),
         expando="$",
         language_server="tsc",
-        aliases=("ts",),
     ),
     LangSpec(
         "tsx",
-        ("tsx",),
         _loader("tree_sitter_typescript", "language_tsx"),
         expando="$",
         language_server="tsc",
     ),
     LangSpec(
         "go",
-        ("go",),
         _loader("tree_sitter_go"),
         contexts=(("func __sleuth_ctx__() {\n", "\n}"),),
         retry_kinds=frozenset({"type_conversion_expression"}),
         language_server="gopls",
-        aliases=("golang",),
     ),
     LangSpec(
         "rust",
-        ("rs",),
         _loader("tree_sitter_rust"),
         contexts=_body("fn __sleuth_ctx__() {\n", "\n}"),
         language_server="rust-analyzer",
-        aliases=("rs",),
     ),
     LangSpec(
         "java",
-        ("java",),
         _loader("tree_sitter_java"),
         expando="$",
         contexts=_class_body("Object"),
@@ -150,7 +150,6 @@ _SPECS: tuple[LangSpec, ...] = (
     ),
     LangSpec(
         "c",
-        ("c", "h"),
         _loader("tree_sitter_c"),
         expando="\U00010000",
         contexts=_C_BODY,
@@ -159,84 +158,69 @@ _SPECS: tuple[LangSpec, ...] = (
     ),
     LangSpec(
         "cpp",
-        ("cpp", "cc", "cxx", "c++", "hpp", "hh", "hxx", "cu", "ino"),
         _loader("tree_sitter_cpp"),
         expando="\U00010000",
         contexts=_CPP_BODY,
         retry_kinds=frozenset({"macro_type_specifier"}),
         language_server="clangd",
-        aliases=("c++", "cxx", "cc"),
     ),
     LangSpec(
         "csharp",
-        ("cs",),
         _loader("tree_sitter_c_sharp"),
         contexts=_class_body("object"),
         language_server="csharp-ls",
-        aliases=("cs", "c#", "c_sharp"),
     ),
     LangSpec(
         "ruby",
-        ("rb", "rbw", "gemspec", "rake"),
         _loader("tree_sitter_ruby"),
         language_server="ruby-lsp",
-        aliases=("rb",),
     ),
     LangSpec(
         "php",
-        ("php",),
         _loader("tree_sitter_php", "language_php_only"),
         contexts=(("", ";"), ("function __sleuth_ctx__() {\n", ";\n}")),
         language_server="intelephense",
     ),
     LangSpec(
         "kotlin",
-        ("kt", "kts", "ktm"),
         _loader("tree_sitter_kotlin"),
         contexts=(("fun __sleuth_ctx__() {\n", "\n}"),),
         language_server="kotlin-language-server",
-        aliases=("kt",),
     ),
     LangSpec(
         "swift",
-        ("swift",),
         _loader("tree_sitter_swift"),
         contexts=(("func __sleuth_ctx__() {\n", "\n}"),),
         language_server="sourcekit-lsp",
     ),
     LangSpec(
         "bash",
-        ("sh", "bash", "zsh", "ksh", "bats"),
         _loader("tree_sitter_bash"),
         expando="$",
         language_server="bash-language-server",
-        aliases=("sh", "shell", "zsh"),
     ),
     LangSpec(
         "lua",
-        ("lua",),
         _loader("tree_sitter_lua"),
         expando="$",
         language_server="lua-language-server",
     ),
+    LangSpec("css", _loader("tree_sitter_css"), expando="_"),
+    LangSpec("html", _loader("tree_sitter_html"), expando="z"),
+    LangSpec("json", _loader("tree_sitter_json"), expando="$"),
 )
 
-LANGUAGES: dict[str, LangSpec] = {spec.name: spec for spec in _SPECS}
+LANGUAGES: Mapping[str, LangSpec] = MappingProxyType({spec.name: spec for spec in _SPECS})
 
-ALIASES: dict[str, str] = {
-    alias: spec.name for spec in _SPECS for alias in (spec.name, *spec.aliases)
-}
-
-_BY_EXTENSION: dict[str, str] = {ext: spec.name for spec in _SPECS for ext in spec.extensions}
+ALIASES: Mapping[str, str] = MappingProxyType(
+    {alias: name for alias, name in table.ALIASES.items() if name in LANGUAGES}
+)
 
 
 def language_for_path(path: str) -> str | None:
     """The language of ``path`` by its extension (``src/a.tsx`` -> ``"tsx"``), or None."""
-    base = path.rsplit("/", 1)[-1]
-    if "." not in base:
-        return None
-    ext = base.rsplit(".", 1)[-1].lower()
-    return _BY_EXTENSION.get(ext)
+    name = table.language_for_path(path)
+    return name if name in LANGUAGES else None
 
 
 def get_lang_spec(lang: str) -> LangSpec:
@@ -253,7 +237,7 @@ def get_lang_spec(lang: str) -> LangSpec:
 
 
 # Kept for the process's life on purpose: a loaded grammar is immutable and costs a shared
-# library load, and the same 16 grammars serve every session (no state to own or reset).
+# library load, and the same grammars serve every session (no state to own or reset).
 @cache
 def get_ts_language(name: str) -> Language:
     """Load the grammar of ``name`` (a canonical language name) once per process."""

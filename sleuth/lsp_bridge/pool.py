@@ -40,6 +40,7 @@ from sleuth.lsp_bridge.results import (
     iter_locations,
 )
 from sleuth.lsp_bridge.servers import (
+    SERVERS,
     ServerSpec,
     ServerVersions,
     configured,
@@ -162,10 +163,10 @@ class ServerPool:
 
     def spec(self, lang: str) -> ServerSpec:
         """The server record used for ``lang`` (configured, else the first installed)."""
-        if lang not in ("python", "typescript", "javascript", "c", "cpp", "go", "rust"):
+        if lang not in SERVERS:
             raise Unsupported(
-                f"no language server for {lang!r}; symbol queries cover python, typescript, "
-                "javascript, c, cpp, go and rust",
+                f"no language server for {lang!r}; symbol queries cover "
+                f"{', '.join(sorted(SERVERS))}",
                 details={"language": lang},
             )
         return resolve_spec(lang, self.ws.config, self._versions)

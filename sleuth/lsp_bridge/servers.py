@@ -29,12 +29,15 @@ import shlex
 import shutil
 import subprocess
 import sys
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, Literal
 
 from sleuth.errors import InvalidQuery
+from sleuth.languages import TABLE, language_for_path, server_language
 
 __all__ = [
     "ServerSpec",
@@ -167,16 +170,16 @@ LANGUAGES = tuple(SERVERS)
 _KNOWN = {spec.name: spec for specs in SERVERS.values() for spec in specs}
 _KNOWN.update({spec.command[0]: spec for specs in SERVERS.values() for spec in specs})
 
-EXTENSIONS: dict[str, str] = {
-    ".py": "python", ".pyi": "python",
-    ".ts": "typescript", ".tsx": "typescript", ".mts": "typescript", ".cts": "typescript",
-    ".js": "javascript", ".jsx": "javascript", ".mjs": "javascript", ".cjs": "javascript",
-    ".c": "c", ".h": "c",
-    ".cc": "cpp", ".cpp": "cpp", ".cxx": "cpp", ".c++": "cpp",
-    ".hh": "cpp", ".hpp": "cpp", ".hxx": "cpp", ".h++": "cpp", ".ipp": "cpp",
-    ".go": "go",
-    ".rs": "rust",
-}  # fmt: skip
+EXTENSIONS: Mapping[str, str] = MappingProxyType(
+    {
+        f".{ext}": server_language(lang.name)
+        for lang in TABLE
+        if server_language(lang.name) in SERVERS
+        for ext in lang.extensions
+    }
+)
+"""Extension (with the dot) -> the language whose server covers it: ``sleuth.languages``'s
+table, narrowed to the languages that have a server (``.tsx`` is served by TypeScript's)."""
 
 LANGUAGE_IDS: dict[str, str] = {".tsx": "typescriptreact", ".jsx": "javascriptreact"}
 """``languageId`` of ``didOpen`` where it is not the language name."""
@@ -184,7 +187,11 @@ LANGUAGE_IDS: dict[str, str] = {".tsx": "typescriptreact", ".jsx": "javascriptre
 
 def language_of(path: str) -> str | None:
     """The language of ``path`` by its extension, or None when no server covers it."""
-    return EXTENSIONS.get(os.path.splitext(path)[1].lower())
+    name = language_for_path(path)
+    if name is None:
+        return None
+    served = server_language(name)
+    return served if served in SERVERS else None
 
 
 def tool_dirs() -> list[str]:

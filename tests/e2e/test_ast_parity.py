@@ -1,13 +1,14 @@
 """ast-grep parity on real code: sleuth's ``ast:`` finds exactly the matches ast-grep finds.
 
 Corpora (``tests/ast_corpora.py``, fetched once from PyPI, npm and Debian, cached): Django
-(Python), rxjs ``src/`` (TypeScript), the tokio crate (Rust) and psutil's C extension (C).
+(Python; its stylesheets, templates and fixtures for CSS, HTML and JSON), rxjs ``src/``
+(TypeScript), the tokio crate (Rust) and psutil's C extension (C).
 
 Same files on both sides: for each corpus the test copies the corpus's source files of the
 language (and nothing else) into a private workspace, so there is no ignore file, no binary
-file and no stale ``.sleuth/`` state of an earlier run (a registered result is reused for the
-same query over the same listing, which would otherwise hide a change of the engine). ast-grep
-is handed the copied files as an explicit list (explicit paths are searched even when hidden,
+or non-UTF-8 file and no stale ``.sleuth/`` state of an earlier run (a registered result is
+reused for the same query over the same listing, which would otherwise hide a change of the
+engine). ast-grep is handed the copied files as an explicit list (explicit paths are searched even when hidden,
 as sleuth searches hidden files), and ``test_sleuth_lists_the_copied_files`` checks that
 sleuth's own walk of the workspace sees exactly that list.
 
@@ -123,6 +124,18 @@ CASES: list[Case] = [
     Case("c_static_fn", "psutil", "static $T $F($$$A) { $$$B }", 40),
     Case("c_eq_null", "psutil", "$X == NULL", 200),
     Case("c_goto", "psutil", "goto $L;", 500),
+    # CSS, HTML, JSON: the stylesheets, templates and fixtures of the Django sdist
+    Case("css_declaration", "django-css", "$P: $V;", 2000),
+    Case("css_class_rule", "django-css", ".$C { $$$ }", 100),
+    Case("css_media", "django-css", "@media $Q { $$$ }", 5),
+    Case("css_rule", "django-css", "$S { $$$ }", 1000),
+    Case("html_link", "django-html", "<a $$$A>$$$C</a>", 200),
+    Case("html_div_class", "django-html", '<div class="$C">$$$</div>', 150),
+    Case("html_input", "django-html", "<input $$$>", 40),
+    Case("html_script", "django-html", "<script $$$A>$$$B</script>", 40),
+    Case("json_object", "django-json", "{ $$$ }", 300),
+    Case("json_array", "django-json", "[$$$]", 150),
+    Case("json_true", "django-json", "true", 10),
 ]
 
 
@@ -134,6 +147,9 @@ EXTENSIONS: dict[str, tuple[str, ...]] = {
     "typescript": (".ts", ".cts", ".mts"),
     "rust": (".rs",),
     "c": (".c", ".h"),
+    "css": (".css", ".scss"),
+    "html": (".html", ".htm", ".xhtml"),
+    "json": (".json",),
 }
 
 
@@ -146,6 +162,17 @@ class Workspace:
     files: tuple[str, ...]  # workspace-relative POSIX paths, sorted
 
 
+def _is_utf8(path: Path) -> bool:
+    """ast-grep skips a file that is not UTF-8; sleuth searches it binary-safe on purpose
+    (``tests/query/test_encoding_marker.py``), so such a file (Django's ``nonutf8.css``) is
+    no parity file."""
+    try:
+        path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
 def _source_files(tree: Path, scope: str, lang: str) -> list[str]:
     """Files under ``tree/scope`` with one of ``lang``'s extensions (hidden ones included)."""
     out: list[str] = []
@@ -154,7 +181,8 @@ def _source_files(tree: Path, scope: str, lang: str) -> list[str]:
         dirs[:] = [d for d in dirs if d not in (".git", ".sleuth")]
         for name in names:
             full = Path(dirpath, name)
-            if name.endswith(EXTENSIONS[lang]) and full.is_file() and not full.is_symlink():
+            wanted = name.endswith(EXTENSIONS[lang]) and full.is_file()
+            if wanted and not full.is_symlink() and _is_utf8(full):
                 out.append(full.relative_to(tree).as_posix())
     return sorted(out)
 

@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 import numpy as np
+import xxhash
 
 from sleuth.semantic.chunks import Chunk, Decl, chunk_file
 from sleuth.semantic.encoder import DIM, Encoder, Vectors
@@ -64,7 +65,11 @@ def _embed_text(chunk: Chunk) -> str:
     return head + chunk.text
 
 
-def _index_chunk(chunk: Chunk) -> IndexedChunk:
+def _digest(text: str) -> str:
+    return xxhash.xxh3_64_hexdigest(text.encode("utf-8", "surrogatepass"))
+
+
+def _index_chunk(chunk: Chunk, digest: str) -> IndexedChunk:
     toks = tokens(f"{chunk.title} {chunk.title} {chunk.text}")
     return IndexedChunk(
         chunk.start,
@@ -75,6 +80,7 @@ def _index_chunk(chunk: Chunk) -> IndexedChunk:
         chunk.title,
         dict(Counter(toks)),
         len(toks),
+        digest,
     )
 
 
@@ -185,19 +191,28 @@ class SemanticIndex:
         gone: list[str],
         progress: Progress | None,
     ) -> int:
+        rows = self._rows_now()
+        known: dict[str, Vectors] = {}  # text digest -> vector, of the files being re-indexed
+        for row, _ in fresh:
+            old = rows.get(row.path)
+            if old is not None:
+                known.update((c.digest, v) for c, v in zip(old.chunks, old.vectors, strict=True))
         texts = [_embed_text(c) for _, chunks in fresh for c in chunks]
-        vectors = np.zeros((0, DIM), dtype=np.float32)
-        if texts:
-            parts = []
-            step = max(self.encoder.batch * 8, 1)
-            for at in range(0, len(texts), step):
-                parts.append(self.encoder.encode(texts[at : at + step]))
-                if progress is not None:
-                    progress(min(at + step, len(texts)), len(texts))
-            vectors = np.concatenate(parts)
+        digests = [_digest(t) for t in texts]
+        missing = [i for i, d in enumerate(digests) if d not in known]  # only new text is encoded
+        vectors = np.zeros((len(texts), DIM), dtype=np.float32)
+        step = max(self.encoder.batch * 8, 1)
+        for at in range(0, len(missing), step):
+            part = missing[at : at + step]
+            vectors[part] = self.encoder.encode([texts[i] for i in part])
+            if progress is not None:
+                progress(min(at + step, len(missing)), len(missing))
+        for i, d in enumerate(digests):
+            if d in known:
+                vectors[i] = known[d]
         at = 0
         for row, chunks in fresh:
-            row.chunks = [_index_chunk(c) for c in chunks]
+            row.chunks = [_index_chunk(c, d) for c, d in zip(chunks, digests[at:], strict=False)]
             row.vectors = vectors[at : at + len(chunks)]
             at += len(chunks)
         for path in gone:

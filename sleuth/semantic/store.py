@@ -1,7 +1,8 @@
 """The semantic index file (``.sleuth/semantic.sqlite3``): chunks and vectors per file.
 
 One row per indexed file: its stat signature (size, mtime_ns) and stamp as last indexed, its
-chunks (``marshal``-ed tuples: range, lines, kind, title, term counts, length) and its vectors
+chunks (``marshal``-ed tuples: range, lines, kind, title, term counts, length, text digest)
+and its vectors
 (float16, ``DIM`` per chunk). A sync rewrites only the rows of files whose stamp changed and
 deletes the rows of files that went away, in one transaction. It is a cache: a missing,
 corrupt, or other-version file (format, model) loads as empty and is rebuilt; ``.sleuth/`` may
@@ -25,7 +26,7 @@ from sleuth.workspace.workspace import make_state_dir
 __all__ = ["IndexedChunk", "FileRow", "SemanticStore", "FILE_NAME", "FORMAT"]
 
 FILE_NAME = "semantic.sqlite3"
-FORMAT = f"1/{MODEL_ID}/marshal-{marshal.version}"
+FORMAT = f"2/{MODEL_ID}/marshal-{marshal.version}"
 """Bumped when what a row means changes; a file of another format is rebuilt."""
 
 _SCHEMA = (
@@ -49,6 +50,9 @@ class IndexedChunk:
     title: str
     terms: dict[str, int]
     length: int
+    digest: str = ""
+    """A hash of the text the chunk's vector was made from: a re-indexed file reuses the
+    vectors of its chunks whose text did not change."""
 
 
 @dataclass
@@ -66,7 +70,7 @@ class FileRow:
 def _pack(row: FileRow) -> tuple[bytes, bytes]:
     chunks = marshal.dumps(
         [
-            (c.start, c.end, c.line, c.end_line, c.kind, c.title, c.terms, c.length)
+            (c.start, c.end, c.line, c.end_line, c.kind, c.title, c.terms, c.length, c.digest)
             for c in row.chunks
         ]
     )

@@ -200,3 +200,29 @@ def test_index_file_deleted_between_queries(make_workspace: Any) -> None:
         second = _search(wb, "semantic:user name", limit=1)["matches"][0]["path"]
     assert first == second == "src/users.py"
     assert Path(root / ".sleuth" / "semantic.sqlite3").is_file()
+
+
+def test_a_changed_file_encodes_only_its_changed_chunks(make_workspace: Any) -> None:
+    body = "".join(f"def helper_{i}(x):\n    return x * {i}\n\n\n" for i in range(12))
+    root = make_workspace({"m.py": body})
+    ws = Workspace(root)
+    index = SemanticIndex(ws)
+    encoded: list[str] = []
+    encode = index.encoder.encode
+
+    def counting(texts: list[str]) -> Any:
+        encoded.extend(texts)
+        return encode(texts)
+
+    index.encoder.encode = counting  # type: ignore[method-assign]
+    assert index.sync(ws.list_files().files, decls_of) == 1
+    first = len(encoded)
+    assert first >= 12
+    encoded.clear()
+    (root / "m.py").write_text(body.replace("return x * 3\n", "return x * 333\n"))
+    ws.note_changed()
+    assert index.sync(ws.list_files().files, decls_of) == 1
+    assert 1 <= len(encoded) < first and any("333" in t for t in encoded)
+    hits = index.search("helper_3 multiplies by 333", limit=3)
+    assert any(h.title == "helper_3" for h in hits)
+    index.close()

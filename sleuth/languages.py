@@ -45,6 +45,9 @@ class Language:
     aliases: tuple[str, ...] = ()
     server: str | None = None
     """The language whose server covers this one (None: the language itself)."""
+    declares: bool = True
+    """Whether its files declare symbols (False for data and markup: CSS, HTML, JSON), so a
+    ``symbols:`` answer without tags for it is not incomplete."""
 
 
 TABLE: tuple[Language, ...] = (
@@ -53,12 +56,12 @@ TABLE: tuple[Language, ...] = (
     Language("c", ("c", "h")),
     Language("cpp", ("cc", "hpp", "cpp", "c++", "hh", "cxx", "cu", "ino"), ("c++", "cxx", "cc")),
     Language("csharp", ("cs",), ("cs", "c#", "c_sharp")),
-    Language("css", ("css", "scss")),
+    Language("css", ("css", "scss"), declares=False),
     Language("go", ("go",), ("golang",)),
-    Language("html", ("html", "htm", "xhtml")),
+    Language("html", ("html", "htm", "xhtml"), declares=False),
     Language("java", ("java",)),
     Language("javascript", ("cjs", "js", "mjs", "jsx"), ("js", "jsx", "node")),
-    Language("json", ("json",)),
+    Language("json", ("json",), declares=False),
     Language("kotlin", ("kt", "ktm", "kts"), ("kt",)),
     Language("lua", ("lua",)),
     Language("php", ("php",)),

@@ -365,12 +365,14 @@ def _plan_graph(prepared: Prepared, engines: Engines) -> None:
 def _languages_without_symbols(files: Sequence[FileEntry], lang: str | None) -> set[str]:
     from sleuth.ast_search import get_lang_spec, language_for_path
     from sleuth.ast_search.tags import tags_supported
+    from sleuth.languages import BY_NAME
 
     if lang:
         present = {get_lang_spec(lang).name}
     else:
         present = {lg for f in files if (lg := language_for_path(f.path))}
-    return {lg for lg in present if not tags_supported(lg)}
+    # data and markup declare nothing: no tags for them is not a gap in the answer
+    return {lg for lg in present if BY_NAME[lg].declares and not tags_supported(lg)}
 
 
 def _prepare_in_ranges(

@@ -162,6 +162,9 @@ class Request:
 
     ALIASES: ClassVar[Mapping[str, str]] = {}
     """Other names of this request's fields: alias -> field."""
+    UNKNOWN_FIELD: ClassVar[str | None] = None
+    """The field a face's unknown argument names go to, as a warning, instead of an error
+    (``find``, whose contract says so: docs/faces.md#find); None: they are refused."""
 
     @classmethod
     def aliases(cls, valid: tuple[str, ...] | None = None) -> dict[str, str]:
@@ -176,10 +179,16 @@ class Request:
 
     @classmethod
     def canonical(
-        cls, arguments: Mapping[str, Any], valid: tuple[str, ...] | None = None
+        cls,
+        arguments: Mapping[str, Any],
+        valid: tuple[str, ...] | None = None,
+        *,
+        lenient: bool = False,
     ) -> dict[str, Any]:
         """``arguments`` with aliases renamed to their fields; ``InvalidQuery`` naming any
-        unknown one, the valid names and the aliases (``valid``: the names this face takes)."""
+        unknown one, the valid names and the aliases (``valid``: the names this face takes).
+        ``lenient`` (a face's call): a type with an ``UNKNOWN_FIELD`` collects unknown names
+        there, after any it holds already; ``build`` itself is never lenient."""
         names = valid if valid is not None else _field_names(cls)
         aliases = cls.aliases(names)
         out: dict[str, Any] = {}
@@ -195,7 +204,9 @@ class Request:
                     details={"argument": name},
                 )
             out[name] = value
-        if unknown:
+        if unknown and lenient and cls.UNKNOWN_FIELD is not None:
+            out[cls.UNKNOWN_FIELD] = (*out.get(cls.UNKNOWN_FIELD, ()), *unknown)
+        elif unknown:
             raise unknown_arguments(_verb(cls), unknown, names, aliases)
         return out
 

@@ -274,8 +274,7 @@ def _check_call(
             details={"tool": name, "valid": list(known)},
         )
     request, valid = known[name]
-    lenient = getattr(request, "lenient", None)  # find: unknown names become a warning
-    canonical = lenient(arguments, valid) if lenient else request.canonical(arguments, valid)
+    canonical = request.canonical(arguments, valid, lenient=True)  # find: a warning, not an error
     for key, value in canonical.items():
         for item in value if isinstance(value, list) else [value]:
             if isinstance(item, str):
@@ -316,7 +315,7 @@ def build_server(engine: EngineThread) -> MCPServer[Any]:
         request = verb.request_type()
         server.tool_requests[verb.name] = (request, tool_arguments(request))
         function = sleuth_tools.tool(verb)
-        if getattr(request, "lenient", None):
+        if request.UNKNOWN_FIELD is not None:
             server.lenient_tools[verb.name] = function
         server.add_tool(
             function,

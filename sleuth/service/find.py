@@ -6,22 +6,20 @@ docs/json.md#find. The run itself is ``sleuth.service.finder``.
 
 Unlike every other verb, ``find`` takes unknown arguments: an agent's harness may send
 parameters of another search tool, and refusing the whole call for one of them costs a turn.
-``FindRequest.lenient`` renames the aliases (``pattern`` for ``query``, and each field's
-camelCase spelling such as ``maxResults``) and collects every other name into
-``unrecognized``; the answer then carries a ``warning`` naming them and the valid ones.
-``FindRequest.build`` itself stays strict, as every request's (tests/service), so a face takes
-the lenient path on purpose: the MCP server for the ``find`` tool, ``Workbench.find`` through
-``lenient``. The command line stays strict: an unknown option there is a usage error, as for
-every verb.
+Its ``UNKNOWN_FIELD`` is ``unrecognized``: a face's lenient ``Request.canonical`` renames the
+aliases (``pattern`` for ``query``, and each field's camelCase spelling such as
+``maxResults``) and collects every other name there; the answer then carries a ``warning``
+naming them and the valid ones. ``FindRequest.build`` itself stays strict, as every request's
+(tests/service), so a face takes the lenient path on purpose: the MCP server for the ``find``
+tool, ``Workbench.find`` through ``strict``. The command line stays strict: an unknown option
+there is a usage error, as for every verb.
 """
 
 from __future__ import annotations
 
-import functools
-import inspect
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal, ParamSpec, TypeVar
+from typing import Any, ClassVar, Literal
 
 from sleuth.errors import InvalidQuery
 from sleuth.fields import Request, arg, request_fields
@@ -34,7 +32,6 @@ __all__ = [
     "GrepMode",
     "DEFAULT_MAX_RESULTS",
     "MAX_RESULTS",
-    "lenient",
     "unrecognized_warning",
 ]
 
@@ -44,9 +41,6 @@ DEFAULT_MAX_RESULTS = 50
 MAX_RESULTS = 500
 _MODES = ("files", "grep")
 _GREP_MODES = ("plain_text", "regex", "fuzzy")
-
-P = ParamSpec("P")
-R = TypeVar("R")
 
 
 def _count(values: dict[str, Any], name: str, default: int, low: int) -> int:
@@ -74,6 +68,7 @@ class FindRequest(Request):
     """One ``find`` call: files mode (fuzzy paths) or grep mode (file contents)."""
 
     ALIASES: ClassVar[Mapping[str, str]] = {"pattern": "query"}
+    UNKNOWN_FIELD: ClassVar[str | None] = "unrecognized"
 
     query: str = arg(
         cli="positional",
@@ -135,30 +130,6 @@ class FindRequest(Request):
     )
 
     @classmethod
-    def lenient(
-        cls, arguments: Mapping[str, Any], valid: tuple[str, ...] | None = None
-    ) -> dict[str, Any]:
-        """``arguments`` with aliases renamed and unknown names moved to ``unrecognized``
-        (``valid``: the names the face offers; default every field but ``unrecognized``)."""
-        names = valid if valid is not None else _offered()
-        aliases = cls.aliases(names)
-        out: dict[str, Any] = {}
-        unknown: list[str] = list(arguments.get("unrecognized", ())) if valid is None else []
-        for key, value in arguments.items():
-            if key == "unrecognized" and valid is None:
-                continue
-            name: str | None = key if key in names else aliases.get(key)
-            if name is None:
-                unknown.append(key)
-            elif name in out:
-                raise InvalidQuery(f"find got {name!r} twice (as {key!r} too)")
-            else:
-                out[name] = value
-        if unknown:
-            out["unrecognized"] = tuple(unknown)
-        return out
-
-    @classmethod
     def check(cls, values: dict[str, Any]) -> dict[str, Any]:
         query = values["query"]
         if not isinstance(query, str):
@@ -216,20 +187,6 @@ def unrecognized_warning(unrecognized: tuple[str, ...]) -> str | None:
         f"Unrecognized parameter(s): {', '.join(unrecognized)} (ignored); valid: "
         f"{', '.join(_offered())}; aliases: pattern->query"
     )
-
-
-def lenient(method: Callable[P, R]) -> Callable[P, R]:
-    """``Workbench.find``'s keywords through ``FindRequest.lenient``: an unknown one becomes
-    part of the answer's warning instead of a ``TypeError``."""
-    names = tuple(name for name in inspect.signature(method).parameters if name != "self")
-
-    @functools.wraps(method)
-    def call(*args: P.args, **kwargs: P.kwargs) -> R:
-        if any(key not in names for key in kwargs):
-            kwargs = FindRequest.lenient(kwargs)  # type: ignore[assignment]
-        return method(*args, **kwargs)
-
-    return call
 
 
 @dataclass

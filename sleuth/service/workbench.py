@@ -25,7 +25,7 @@ from sleuth.query.request import DEFAULT_MAX_BYTES, SearchRequest
 from sleuth.resources.registry import Registry
 from sleuth.resources.response import SearchResult
 from sleuth.resources.views import ReadResult, Views
-from sleuth.service.find import FindRequest, FindResult, lenient
+from sleuth.service.find import FindRequest, FindResult
 from sleuth.service.finder import Finder, RecordingViews
 from sleuth.service.search import Searches
 from sleuth.service.session import Session
@@ -46,7 +46,8 @@ R = TypeVar("R")
 def strict(verb: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
     """A verb method whose arguments follow the rule of every face (docs/faces.md#strict-
     arguments): aliases are renamed to the request's fields, and an unknown or missing
-    argument is ``invalid_query`` naming the valid ones, never a ``TypeError``."""
+    argument is ``invalid_query`` naming the valid ones, never a ``TypeError`` (unless the
+    request collects unknown names as a warning: ``Request.UNKNOWN_FIELD``)."""
 
     def wrap(method: Callable[P, R]) -> Callable[P, R]:
         signature = inspect.signature(method)
@@ -58,7 +59,7 @@ def strict(verb: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
                 from sleuth.service.verbs import VERBS
 
                 request = VERBS[verb].request_type()
-                kwargs = request.canonical(kwargs, names)
+                kwargs = request.canonical(kwargs, names, lenient=True)
             try:
                 signature.bind(*args, **kwargs)
             except TypeError as exc:
@@ -222,7 +223,7 @@ class Workbench:
         req = rq.SelectRequest.build(ref, items)
         return self._views.select(req.ref, req.items)
 
-    @lenient
+    @strict("find")
     def find(
         self,
         query: str,

@@ -335,7 +335,7 @@ def test_unknown_arguments_are_a_warning_naming_the_valid_ones(wb: Workbench) ->
 def test_the_request_itself_stays_strict_and_validates(wb: Workbench) -> None:
     with pytest.raises(InvalidQuery, match="no_such"):
         FindRequest.build("x", no_such=1)
-    lenient = FindRequest.lenient({"pattern": "x", "grepMode": "regex", "what": 1})
+    lenient = FindRequest.canonical({"pattern": "x", "grepMode": "regex", "what": 1}, lenient=True)
     assert lenient == {"query": "x", "grep_mode": "regex", "unrecognized": ("what",)}
     assert FindRequest.build("x", max_results=10_000).max_results == MAX_RESULTS
     for bad in ({"mode": "dirs"}, {"grep_mode": "glob"}, {"max_results": 0}, {"offset": -1}):
@@ -343,4 +343,4 @@ def test_the_request_itself_stays_strict_and_validates(wb: Workbench) -> None:
             wb.find("x", **bad)  # type: ignore[arg-type]
         assert info.value.code == "invalid_query"
     with pytest.raises(SleuthError, match="twice"):
-        FindRequest.lenient({"pattern": "a", "query": "b"})
+        FindRequest.canonical({"pattern": "a", "query": "b"}, lenient=True)

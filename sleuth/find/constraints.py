@@ -89,11 +89,7 @@ def _glob(glob: str) -> Callable[[str], bool]:
     try:
         match = glob_matcher(glob)
     except GlobSyntaxError as exc:
-        raise InvalidQuery(
-            f"invalid glob {glob!r} in the find query: {exc.problem} at position "
-            f"{exc.position}; {exc.hint}",
-            details={"glob": glob, "position": exc.position},
-        ) from None
+        raise exc.invalid_query(glob, " in the find query") from None
     return lambda path: bool(match(path))
 
 

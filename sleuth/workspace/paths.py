@@ -136,6 +136,15 @@ class GlobSyntaxError(ValueError):
         self.position = position
         self.hint = hint
 
+    def invalid_query(self, glob: str, where: str = "") -> InvalidQuery:
+        """The ``invalid_query`` of a user's ``glob`` (``where``: what it came from, said after
+        the glob)."""
+        return InvalidQuery(
+            f"invalid glob {glob!r}{where}: {self.problem} at position {self.position}; "
+            f"{self.hint}",
+            details={"glob": glob, "position": self.position},
+        )
+
     def shifted(self, by: int) -> GlobSyntaxError:
         """The same error for a glob that starts ``by`` characters later in its source."""
         return GlobSyntaxError(self.problem, self.position + by, self.hint)
@@ -548,11 +557,7 @@ class PathGlobs:
                 try:
                     pattern = parse_glob(glob)
                 except GlobSyntaxError as exc:
-                    raise InvalidQuery(
-                        f"invalid glob {raw!r}: {exc.problem} at position {exc.position}; "
-                        f"{exc.hint}",
-                        details={"glob": raw, "position": exc.position},
-                    ) from None
+                    raise exc.invalid_query(raw) from None
                 if pattern is None:
                     continue
                 if pattern.name is not None:

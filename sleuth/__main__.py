@@ -1,7 +1,7 @@
-"""``python -m sleuth``: the same command line as the ``sleuth`` script (``sleuth.cli``)."""
+"""``python -m sleuth``: the same command line as the ``sleuth`` script (``sleuth.client``)."""
 
 from __future__ import annotations
 
-from sleuth.cli import console
+from sleuth.client import console
 
 console()

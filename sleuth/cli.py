@@ -56,6 +56,7 @@ HUMAN: dict[str, str] = {
     **dict.fromkeys(EDIT_VERBS, "edit_human"),
     "rename": "rename_human",
     "doctor": "doctor_human",
+    "daemon": "daemon_human",
 }
 """How each verb's JSON is shown without ``--json``: the ``sleuth.render`` function (loaded
 when first used; an edit's also takes the verb)."""
@@ -223,10 +224,14 @@ def main(
                 serve_slowly=_serve_mcp_slowly,
             )
             return 0
-        if argv is None and engine_factory is None:  # the console script, not a test
-            _prefetch_listing(invocation, session)
-        factory = engine_factory or partial(default_engine, session=session)
-        data = execute(invocation, factory, session)
+        if invocation.verb == "daemon":
+            from sleuth.daemon.control import act
+
+            data: JsonAnswer = act(invocation.action, invocation.root, main)
+            if invocation.action == "run":
+                return 0
+        else:
+            data = _run_verb(invocation, argv, engine_factory, session)
     except SleuthError as exc:
         return report_error(exc, as_json=as_json, stdout=out, stderr=err)
     except KeyboardInterrupt:
@@ -247,7 +252,19 @@ def main(
     return 0
 
 
-def console() -> NoReturn:
+def _run_verb(
+    invocation: Invocation,
+    argv: Sequence[str] | None,
+    engine_factory: EngineFactory | None,
+    session: Session | None,
+) -> JsonAnswer:
+    if argv is None and engine_factory is None:  # the console script, not a test
+        _prefetch_listing(invocation, session)
+    factory = engine_factory or partial(default_engine, session=session)
+    return execute(invocation, factory, session)
+
+
+def console(after: Callable[[], None] | None = None) -> NoReturn:
     """The ``sleuth`` console script: ``main``, then a quick exit when worker processes live.
 
     The process makes one ``Session`` (its pools, prefetched listing and memos). A normal
@@ -260,6 +277,11 @@ def console() -> NoReturn:
     session = Session()
     code = main(session=session)
     session.close()  # already closed once the verb ran; not when it failed before the engine
+    if after is not None:
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(BrokenPipeError, ValueError):
+                stream.flush()
+        after()
     mp = sys.modules.get("multiprocessing")
     if mp is None or not mp.active_children():
         raise SystemExit(code)

@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+
+# Every CLI subprocess of the suite answers in its own process and starts no daemon (one per
+# temporary workspace would outlive the test); tests/e2e/test_daemon.py asks for daemons
+# explicitly, and SLEUTH_TEST_VIA_DAEMON=1 runs the CLI tests through one (see tests/e2e/conftest.py).
+if os.environ.get("SLEUTH_TEST_VIA_DAEMON") == "1":
+    os.environ.pop("SLEUTH_NO_DAEMON", None)
+else:
+    os.environ["SLEUTH_NO_DAEMON"] = "1"
 
 MakeWorkspace = Callable[[dict[str, str | bytes]], Path]
 

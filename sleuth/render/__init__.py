@@ -32,7 +32,8 @@ engine.
   colour is on); the CLI adds the ``sleuth undo RESULT#…`` hint.
 - ``rename_human`` / ``rename_compact``: a rename's header and diff, then the occurrences of
   the old name it left alone (``untouched``), listed for review.
-- ``doctor_human`` / ``doctor_compact``: the language-server table of ``sleuth doctor``.
+- ``doctor_human`` / ``doctor_compact``: the language-server table of ``sleuth doctor``;
+  ``daemon_human`` the status line of ``sleuth daemon``.
 - ``error_line`` is the one-line form of an error object (docs/errors.md); ``printable`` makes any
   answer encodable as UTF-8 (a lone surrogate written out as ``\\udcff`` text).
 """
@@ -43,7 +44,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from sleuth.render.common import error_line, printable
-    from sleuth.render.doctor import doctor_compact, doctor_human
+    from sleuth.render.doctor import daemon_human, doctor_compact, doctor_human
     from sleuth.render.edits import (
         edit_compact,
         edit_header,
@@ -65,7 +66,7 @@ if TYPE_CHECKING:
 
 _HOME = {
     **dict.fromkeys(("error_line", "printable"), "common"),
-    **dict.fromkeys(("doctor_compact", "doctor_human"), "doctor"),
+    **dict.fromkeys(("daemon_human", "doctor_compact", "doctor_human"), "doctor"),
     **dict.fromkeys(
         (
             "edit_compact",
@@ -107,6 +108,7 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "daemon_human",
     "search_human",
     "search_compact",
     "read_human",

@@ -91,3 +91,25 @@ def recovered_compact(data: Json) -> str:
             if isinstance(f, Mapping):
                 lines.append(f"  {f.get('path') or '(journal)'}: {f.get('reason')}")
     return "\n".join(lines)
+
+
+def daemon_human(data: Json) -> Text:
+    """``sleuth daemon``'s line: ``daemon running for ROOT (pid N, up 3.1 s, 2 calls)`` or
+    ``no daemon runs for ROOT``."""
+    root = str(data.get("root") or "?")
+    if not data.get("running"):
+        out = styled("no daemon runs for ", STYLE_CONTEXT)
+        out.append(root, style=STYLE_HEADER)
+        stopped = data.get("stopped_pid")
+        if stopped is not None:
+            out.append(f" (stopped pid {stopped})", style=STYLE_CONTEXT)
+        return out
+    out = styled("daemon running for ")
+    out.append(root, style=STYLE_HEADER)
+    calls = int(data.get("calls") or 0)
+    out.append(
+        f" (pid {data.get('pid')}, up {data.get('uptime_s')} s, {calls} call"
+        f"{'' if calls == 1 else 's'}, exits after {data.get('idle_exit_s')} s idle)",
+        style=STYLE_CONTEXT,
+    )
+    return out

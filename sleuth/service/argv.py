@@ -24,7 +24,14 @@ from sleuth.fields import Spelled, request_fields
 from sleuth.query.request import check_text
 from sleuth.service.verbs import VERBS
 
-__all__ = ["Invocation", "build_parser", "parse_args", "read_text_input", "request_from"]
+__all__ = [
+    "DAEMON_ACTIONS",
+    "Invocation",
+    "build_parser",
+    "parse_args",
+    "read_text_input",
+    "request_from",
+]
 
 _OS_PATHS = frozenset({"root", "text_file"})
 """Arguments naming files outside the workspace's text: their bytes are the OS's, whatever
@@ -45,6 +52,11 @@ class Invocation:
     json: bool = False
     no_ignore: bool = False
     request: Any = None
+    action: str = ""
+    """``daemon``'s action (``start``, ``stop``, ``status``, ``run``)."""
+
+
+DAEMON_ACTIONS = ("start", "stop", "status", "run")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -179,6 +191,12 @@ def _workspace_arguments(parser: argparse.ArgumentParser) -> None:
         default=argparse.SUPPRESS,
         help="do not honour .gitignore/.ignore files",
     )
+    parser.add_argument(
+        "--no-daemon",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help="answer in this process, not through the workspace's daemon",
+    )
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
@@ -197,6 +215,14 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         _workspace_arguments(verb_parser)
     if only in (None, "mcp"):
         _workspace_arguments(sub.add_parser("mcp", help="serve the verbs as MCP tools over stdio"))
+    if only in (None, "daemon"):
+        daemon = sub.add_parser("daemon", help="start, stop or ask the workspace's resident engine")
+        daemon.add_argument(
+            "action",
+            choices=DAEMON_ACTIONS,
+            help="start it in the background, stop it, say whether it runs, or run it here",
+        )
+        _workspace_arguments(daemon)
     return parser
 
 
@@ -252,7 +278,7 @@ def _verb_named(argv: Sequence[str]) -> str:
             skip = False
         elif word == "--root":
             skip = True
-        elif word in VERBS or word == "mcp":
+        elif word in VERBS or word in ("mcp", "daemon"):
             return word
         elif word == "--":
             break
@@ -274,4 +300,5 @@ def parse_args(argv: Sequence[str]) -> Invocation:
         json=getattr(ns, "json", False),
         no_ignore=getattr(ns, "no_ignore", False),
         request=request_from(ns, verb.request_type()) if verb else None,
+        action=getattr(ns, "action", "") if ns.verb == "daemon" else "",
     )

@@ -307,6 +307,11 @@ class Workbench:
             req.ref, req.new_name, self._server_pool(), force=req.force
         )
 
+    def catch_up(self) -> bool:
+        """Wait until the file watcher has seen every change made so far, or drop what it kept
+        (``Workspace.catch_up``); a resident face asks before each call."""
+        return self.workspace.catch_up()
+
     def warm_servers(self) -> None:
         """Start the language servers of the workspace's languages in the background (the MCP
         server does at start; ``[tool.sleuth] warm_servers = false`` turns it off)."""

@@ -6,15 +6,23 @@ inotify on Linux) bumps a generation counter on every change under the root, exc
 ``.git/`` and ``.sleuth/`` (sleuth's own writes). A cached listing is trusted only while the
 generation is unchanged *and* the watcher has been up long enough to have its watches in place;
 if the watcher cannot start or dies, nothing is cached (every query walks, as a cold one does).
+
+``barrier`` closes the gap between a change and its event: it touches a file of its own in
+``.sleuth/`` and waits until the watcher has handed on every batch up to that file's event
+(inotify reports one watch's events in order), so an answer started after it has seen every
+change made before it (the daemon asks before each call, docs/faces.md#the-daemon).
 """
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Callable
 
-__all__ = ["ChangeWatcher"]
+__all__ = ["ChangeWatcher", "BARRIER_NAME"]
+
+BARRIER_NAME = "watch-barrier"
 
 
 class ChangeWatcher:
@@ -38,6 +46,9 @@ class ChangeWatcher:
         self._root = root.rstrip("/")
         self._settle_s = settle_s
         self._skip = (self._root + "/.git/", self._root + "/.sleuth/")
+        self._barrier_path = self._root + "/.sleuth/" + BARRIER_NAME
+        self._barrier_seen = threading.Condition()
+        self._barrier_events = 0
         self._on_change = on_change
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -65,7 +76,31 @@ class ChangeWatcher:
         )
 
     def _keep(self, _change: object, path: str) -> bool:
-        return not (path + "/").startswith(self._skip)
+        return path == self._barrier_path or not (path + "/").startswith(self._skip)
+
+    def barrier(self, timeout_s: float) -> bool:
+        """Touch the barrier file and wait until its event has come through (every batch
+        before it handed on); False when the watcher is not trusted or the event is late."""
+        if not self.trustworthy:
+            return False
+        with self._barrier_seen:
+            seen = self._barrier_events
+        try:
+            fd = os.open(self._barrier_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            try:
+                os.write(fd, b"x")
+            finally:
+                os.close(fd)
+        except OSError:
+            return False
+        deadline = time.monotonic() + timeout_s
+        with self._barrier_seen:
+            while self._barrier_events == seen:
+                left = deadline - time.monotonic()
+                if left <= 0 or not self.trustworthy:
+                    return False
+                self._barrier_seen.wait(left)
+        return True
 
     def _run(self) -> None:
         try:
@@ -80,10 +115,16 @@ class ChangeWatcher:
                 raise_interrupt=False,
                 ignore_permission_denied=True,
             ):
-                new = self.generation + 1
-                if self._on_change is not None:
-                    self._on_change({(change.name, p) for change, p in changes}, new)
-                self.generation = new
+                batch = {(change.name, p) for change, p in changes if p != self._barrier_path}
+                if batch:
+                    new = self.generation + 1
+                    if self._on_change is not None:
+                        self._on_change(batch, new)
+                    self.generation = new
+                if any(p == self._barrier_path for _change, p in changes):
+                    with self._barrier_seen:
+                        self._barrier_events += 1
+                        self._barrier_seen.notify_all()
         except Exception:  # noqa: BLE001 - any watcher failure only turns caching off
             self.failed = True
             self.generation += 1
@@ -91,3 +132,5 @@ class ChangeWatcher:
     def stop(self) -> None:
         self._stop.set()
         self.generation += 1
+        with self._barrier_seen:
+            self._barrier_seen.notify_all()

@@ -228,6 +228,16 @@ class Workspace:
             return None
         return watcher.generation + self._own_changes
 
+    def catch_up(self, timeout_s: float = 1.0) -> bool:
+        """Before an answer that must see every change made so far (a daemon's next call):
+        wait for the watcher's barrier, else drop what the watcher kept, so the answer walks
+        as a cold one does. True when the kept listings stay trusted."""
+        watcher = self._watcher
+        if watcher is not None and watcher.barrier(timeout_s):
+            return True
+        self.note_changed()
+        return False
+
     def note_changed(self) -> None:
         """sleuth itself wrote files (an edit): caches must not wait for the watcher's event."""
         self._own_changes += 1

@@ -1,7 +1,9 @@
 """Helpers for the face end-to-end tests: run the real CLI and MCP server as subprocesses.
 
 ``run_cli(args, ...)`` runs ``python -m sleuth`` (stdout piped, so never a TTY) and
-``run_cli_on_tty`` runs it with stdout on a pseudo-terminal. ``mcp_session(root)`` starts
+``run_cli_on_tty`` runs it with stdout on a pseudo-terminal. With ``SLEUTH_TEST_VIA_DAEMON=1``
+both first start the daemon of the call's root, so the call goes through it
+(tests/e2e/test_daemon.py runs the CLI suites that way). ``mcp_session(root)`` starts
 ``sleuth mcp --root ROOT`` through the official client (``mcp.client.stdio``). ``sample_root``
 is a small workspace whose expected matches the tests name.
 """
@@ -66,10 +68,34 @@ def _env(extra: Mapping[str, str] | None, drop: Sequence[str] = ()) -> dict[str,
     return env
 
 
+VIA_DAEMON = os.environ.get("SLEUTH_TEST_VIA_DAEMON") == "1"
+
+
+def ensure_daemon(args: Sequence[str], cwd: Path | None) -> None:
+    """Under ``SLEUTH_TEST_VIA_DAEMON=1``: start the daemon of the root ``args`` name (when it
+    is a folder), so the call is relayed; the daemon exits when idle or when its folder goes."""
+    if not VIA_DAEMON or "--no-daemon" in args:
+        return
+    from sleuth.client import plan
+
+    _verb, root = plan(args)
+    folder = Path(cwd or Path.cwd(), root)
+    if not folder.is_dir() or (folder / ".sleuth" / "daemon.sock").exists():
+        return
+    subprocess.run(
+        [sys.executable, "-m", "sleuth", "daemon", "start", "--root", str(folder)],
+        capture_output=True,
+        env=_env(None),
+        timeout=120,
+        check=True,
+    )
+
+
 def run_cli(
     args: Sequence[str], *, env: Mapping[str, str] | None = None, cwd: Path | None = None
 ) -> subprocess.CompletedProcess[str]:
     """``python -m sleuth ARGS`` with stdout and stderr piped."""
+    ensure_daemon(args, cwd)
     return subprocess.run(
         [sys.executable, "-m", "sleuth", *args],
         capture_output=True,
@@ -83,6 +109,7 @@ def run_cli(
 
 def run_cli_on_tty(args: Sequence[str], *, env: Mapping[str, str] | None = None) -> tuple[int, str]:
     """``python -m sleuth ARGS`` with stdout on a pseudo-terminal; returns (code, stdout)."""
+    ensure_daemon(args, None)
     master, slave = pty.openpty()
     proc = subprocess.Popen(
         [sys.executable, "-m", "sleuth", *args],

@@ -217,6 +217,7 @@ def test_worker_processes_end_with_the_call_and_the_page_equals_the_api(tmp_path
         "skip.py",
         "--path",
         "pkg0",
+        "--no-daemon",  # the console script's own workers (a daemon keeps its pool)
     ]
     proc = run_cli(args)
     assert proc.returncode == 0, proc.stderr

@@ -1,0 +1,326 @@
+"""The daemon: one workspace's resident engine, answering CLI calls over a Unix socket
+(docs/faces.md#the-daemon).
+
+It holds what a long-running face holds (a ``Workbench`` with the watched listing, the trigram
+index, parse trees, the graph and the language servers; one per ``--no-ignore`` value) and runs
+each call through the very ``sleuth.cli.main`` a one-shot call runs, with the client's stdin,
+stdout, stderr, environment and working folder, so the output, the exit code and ``--json`` are
+the same bytes. Calls run one at a time: a call swaps the process's standard streams, its
+environment and its folder, and the workbench has one writer.
+
+One daemon per root: it holds an exclusive ``flock`` on ``.sleuth/daemon.lock`` for its life
+(the kernel drops it when the process dies, so a socket left by a killed daemon is replaced by
+the next). The socket is created with mode 0600 and every connection's peer uid is checked. A
+call names the root its client resolved; any other root is declined. Before each call the
+watcher is caught up (``Workbench.catch_up``), so an outside edit made before the call is seen.
+It exits after ``idle_s`` without calls, on ``stop`` or SIGTERM, and as soon as its socket is no
+longer the file it bound (``.sleuth/`` deleted or another daemon took over), never re-creating
+what was deleted.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import io
+import json
+import os
+import signal
+import socket
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, TextIO
+
+from sleuth.daemon import wire
+from sleuth.service.daemon_settings import DaemonSettings
+
+__all__ = ["Daemon", "run", "CliMain"]
+
+CliMain = Callable[..., int]
+"""``sleuth.cli.main``: handed in by the CLI that starts the daemon (a face above this one)."""
+
+_TICK_S = 0.5
+"""How often the accept loop looks at the idle time and at its socket."""
+
+
+class _Kept:
+    """A held workbench as a call's engine: ``cli.execute`` closes its engine after the verb;
+    this one stays for the next call."""
+
+    def __init__(self, bench: Any) -> None:
+        self._bench = bench
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._bench, name)
+
+    def close(self) -> None:
+        """Kept open: the daemon closes its workbenches when it exits."""
+
+
+class Daemon:
+    """Serves one root until idle, stopped, or displaced."""
+
+    def __init__(self, root: str, settings: DaemonSettings, cli_main: CliMain) -> None:
+        self.root = os.path.realpath(root)
+        self.settings = settings
+        self._cli_main = cli_main
+        self._call_lock = threading.Lock()
+        self._count_lock = threading.Lock()
+        self._stop = threading.Event()
+        self._benches: dict[bool, Any] = {}
+        self._last_call = time.monotonic()
+        self._started = time.time()
+        self._calls = 0
+        self._busy = 0
+        self._ino: tuple[int, int] | None = None
+        self._sock_path = wire.socket_path(self.root)
+
+    # -- life ------------------------------------------------------------------------------
+
+    def serve(self) -> int:
+        """Hold the lock, bind, answer until told to go; 0 also when another daemon runs."""
+        state = os.path.join(self.root, wire.STATE_DIR)
+        os.makedirs(state, mode=0o700, exist_ok=True)
+        lock_fd = os.open(
+            os.path.join(state, wire.LOCK_NAME), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600
+        )
+        try:
+            try:
+                fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return 0  # one daemon per root: the other one answers
+            os.ftruncate(lock_fd, 0)
+            os.write(lock_fd, f"{os.getpid()}\n".encode())
+            listener = self._bind()
+            try:
+                self._warm()
+                self._accept_loop(listener)
+            finally:
+                listener.close()
+                if self._still_ours():
+                    with contextlib.suppress(OSError):
+                        os.unlink(self._sock_path)
+                self._close_benches()
+        finally:
+            os.close(lock_fd)
+        return 0
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def _bind(self) -> socket.socket:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self._sock_path)  # a killed daemon's: we hold the lock, so it is stale
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        address, fd = wire.short_address(self._sock_path)
+        old = os.umask(0o177)  # born 0600: no moment where another user could connect
+        try:
+            listener.bind(address)
+        finally:
+            os.umask(old)
+            if fd is not None:
+                os.close(fd)
+        listener.listen(64)
+        listener.settimeout(_TICK_S)
+        st = os.stat(self._sock_path)
+        self._ino = (st.st_dev, st.st_ino)
+        return listener
+
+    def _still_ours(self) -> bool:
+        try:
+            st = os.stat(self._sock_path)
+        except OSError:
+            return False
+        return (st.st_dev, st.st_ino) == self._ino
+
+    def _warm(self) -> None:
+        """Start the default workbench now (listing, watcher, index, servers) in the
+        background, so the first relayed call finds it warm."""
+
+        def warm() -> None:
+            with self._call_lock, contextlib.suppress(Exception):
+                bench = self._bench(False)
+                bench.warm_servers()
+
+        threading.Thread(target=warm, name="sleuth-daemon-warm", daemon=True).start()
+
+    def _accept_loop(self, listener: socket.socket) -> None:
+        while not self._stop.is_set():
+            try:
+                conn, _ = listener.accept()
+            except TimeoutError:
+                conn = None
+            except OSError:
+                return
+            if conn is not None:
+                conn.settimeout(None)
+                threading.Thread(
+                    target=self._handle, args=(conn,), name="sleuth-daemon-call", daemon=True
+                ).start()
+            if not self._still_ours() or not os.path.isdir(self.root):
+                return  # .sleuth/ deleted, or displaced: go without touching anything
+            idle = time.monotonic() - self._last_call
+            if self._busy == 0 and idle >= self.settings.idle_s:
+                return
+
+    def _close_benches(self) -> None:
+        if not os.path.isdir(os.path.join(self.root, wire.STATE_DIR)):
+            return  # closing saves state; what was deleted stays deleted (the OS reaps the rest)
+        for bench in self._benches.values():
+            with contextlib.suppress(Exception):
+                bench.close()
+
+    def _bench(self, no_ignore: bool) -> Any:
+        bench = self._benches.get(no_ignore)
+        if bench is None:
+            from sleuth.api import Workbench
+
+            bench = Workbench(self.root, no_ignore=no_ignore, watch=True)
+            self._benches[no_ignore] = bench
+        return bench
+
+    # -- one connection -------------------------------------------------------------------
+
+    def _handle(self, conn: socket.socket) -> None:
+        fds: list[int] = []
+        try:
+            if wire.peer_uid(conn) != os.getuid():
+                return  # another user's process: nothing for it here
+            body, fds = wire.recv_frame(conn, max_fds=3)
+            fields = wire.decode(body)
+            if fields[:1] != [os.fsdecode(wire.MAGIC)] or len(fields) < 2:
+                conn.sendall(wire.encode(["declined", "unknown protocol"]))
+                return
+            kind = fields[1]
+            if kind == "status":
+                conn.sendall(wire.encode(["status", json.dumps(self.status())]))
+            elif kind == "stop":
+                self.stop()
+                conn.sendall(wire.encode(["status", json.dumps(self.status())]))
+            elif kind == "call" and len(fds) == 3:
+                answer = self._call(fields[2:], fds)
+                fds = []  # the call's streams closed them
+                conn.sendall(wire.encode(answer))
+            else:
+                conn.sendall(wire.encode(["declined", f"unknown request {kind!r}"]))
+        except (OSError, ValueError, ConnectionError):
+            pass  # the client went away; nothing it could still read
+        finally:
+            for fd in fds:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+            conn.close()
+
+    def status(self) -> dict[str, Any]:
+        return {
+            "running": True,
+            "root": self.root,
+            "pid": os.getpid(),
+            "uptime_s": round(time.time() - self._started, 1),
+            "calls": self._calls,
+            "idle_exit_s": self.settings.idle_s,
+        }
+
+    def _call(self, fields: list[str], fds: list[int]) -> list[str]:
+        root, cwd, out_enc, out_errors, err_enc, err_errors, count = fields[:7]
+        env_end = 7 + int(count)
+        env = dict(e.split("=", 1) for e in fields[7:env_end] if "=" in e)
+        argv = fields[env_end:]
+        streams = _Streams(fds, (out_enc, out_errors), (err_enc, err_errors))
+        with self._count_lock:
+            self._busy += 1
+        try:
+            with self._call_lock:
+                if os.path.realpath(root) != self.root:
+                    return ["declined", f"this daemon serves {self.root}"]
+                if not os.path.isdir(cwd):
+                    return ["declined", "the caller's folder is gone"]
+                if not self.settings.reload(self.root).enabled:
+                    self.stop()
+                    return ["declined", "[tool.sleuth] daemon = false"]
+                with _as_client(cwd, env, streams):
+                    code = self._run_cli(argv)
+                self._calls += 1
+                return ["exit", str(code)]
+        finally:
+            streams.close()
+            with self._count_lock:
+                self._busy -= 1
+                self._last_call = time.monotonic()
+
+    def _run_cli(self, argv: Sequence[str]) -> int:
+        def engine(root: str, no_ignore: bool) -> Any:
+            bench = self._bench(no_ignore)
+            bench.catch_up()
+            return _Kept(bench)
+
+        try:
+            return self._cli_main(argv, engine_factory=engine)
+        except SystemExit as exc:  # argparse's --help
+            return exc.code if isinstance(exc.code, int) else 0
+
+
+class _Streams:
+    """The client's stdin, stdout and stderr as this process's text streams would be."""
+
+    def __init__(self, fds: list[int], out: tuple[str, str], err: tuple[str, str]) -> None:
+        self.stdin = io.TextIOWrapper(io.BufferedReader(io.FileIO(fds[0], "r")))
+        self.stdout = io.TextIOWrapper(
+            io.BufferedWriter(io.FileIO(fds[1], "w")), encoding=out[0], errors=out[1]
+        )
+        self.stderr = io.TextIOWrapper(
+            io.BufferedWriter(io.FileIO(fds[2], "w")),
+            encoding=err[0],
+            errors=err[1],
+            line_buffering=True,
+        )
+
+    def close(self) -> None:
+        for stream in (self.stdin, self.stdout, self.stderr):
+            with contextlib.suppress(Exception):
+                stream.close()
+
+
+@contextlib.contextmanager
+def _as_client(cwd: str, env: dict[str, str], streams: _Streams) -> Iterator[None]:
+    """Run as the client would: its folder, environment and standard streams, put back after."""
+    saved_env = dict(os.environ)
+    saved: tuple[TextIO, TextIO, TextIO] = (sys.stdin, sys.stdout, sys.stderr)
+    here = os.getcwd()
+    os.chdir(cwd)
+    _replace_env(env)
+    sys.stdin, sys.stdout, sys.stderr = streams.stdin, streams.stdout, streams.stderr
+    try:
+        yield
+    finally:
+        for stream in (streams.stdout, streams.stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()
+        sys.stdin, sys.stdout, sys.stderr = saved
+        _replace_env(saved_env)
+        os.chdir(here)
+
+
+def _replace_env(env: dict[str, str]) -> None:
+    # Key by key: a language server started by another thread meanwhile sees one whole value.
+    for key in [k for k in os.environ if k not in env]:
+        del os.environ[key]
+    for key, value in env.items():
+        if os.environ.get(key) != value:
+            os.environ[key] = value
+
+
+def run(root: str, cli_main: CliMain) -> int:
+    """``sleuth daemon run``: serve ``root`` in this process until idle or stopped, each call
+    run by ``cli_main``."""
+    settings = DaemonSettings.load(root)
+    if not settings.enabled:
+        return 0
+    daemon = Daemon(root, settings, cli_main)
+    signal.signal(signal.SIGTERM, lambda *_: daemon.stop())
+    try:
+        return daemon.serve()
+    except KeyboardInterrupt:
+        return 0

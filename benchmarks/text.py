@@ -1,19 +1,26 @@
 """Text-search benchmark: sleuth against ripgrep 14.1.0 on the same tree, interleaved.
 
-Two phases, each interleaved round by round (for every round and every query rg runs, then
-sleuth, so that both see the same machine load; round 0 is a warm-up and is not counted):
+Four phases, each interleaved round by round (for every round and every query rg runs, then
+sleuth, so that both see the same machine load; round 0 is a warm-up and is not counted). Every
+sleuth call is a fresh search (its own ``--context``/``context``, so no stored result answers):
 
-* ``cold`` -- one process per query: ``sleuth search Q --root T --json --limit 100`` against
-  ``rg ... Q T`` whose whole output is drained through a pipe. For the high-volume query rg is also
-  timed as ``rg --sort path ... | head -n 100`` (the same first page in path order).
-* ``warm`` -- one ``Workbench`` kept across calls, ``search(Q, limit=100)`` plus ``to_json`` and
-  ``json.dumps`` in process, against the same rg process per query.
+* ``first`` -- the first CLI call on a tree with no ``.sleuth/``: the state folder is moved
+  aside before each call, the call answers in its own process and starts a daemon as a real
+  first call does; that daemon is stopped and the new state removed before the next call.
+* ``daemon`` -- the CLI with the workspace's daemon running (docs/faces.md#the-daemon): one
+  ``sleuth search`` process per query, relayed.
+* ``cold`` -- one process per query with ``.sleuth/`` present and no daemon
+  (``--no-daemon``): ``sleuth search Q --root T --json --limit 100`` against ``rg ... Q T``
+  whose whole output is drained through a pipe. For the high-volume query rg is also timed as
+  ``rg --sort path ... | head -n 100`` (the same first page in path order).
+* ``warm`` -- one ``Workbench`` kept across calls (the MCP server's shape), ``search(Q,
+  limit=100)`` plus ``to_json`` and ``json.dumps`` in process, against the same rg process.
 
 Both sides honour the same walking rules (docs/faces.md#which-files-are-searched): hidden files
 searched, ``.gitignore`` / ``.ignore`` honoured (``--no-require-git``), ``.git/`` and ``.sleuth/``
 skipped, binary files and files over 8 MiB skipped. "cold" means a new process, not a cold page
 cache (the machine is shared; nothing drops caches). Cells are medians; ``ratio`` is sleuth / rg
-(lower is better). Targets: cold <= 1.5x rg, warm <= 0.1x rg.
+(lower is better). Targets: first and cold <= 1.5x rg, daemon <= 0.15x rg, warm <= 0.1x rg.
 
 Usage::
 
@@ -29,6 +36,7 @@ import argparse
 import json
 import os
 import platform
+import shutil
 import statistics
 import subprocess
 import sys
@@ -44,6 +52,14 @@ REPO = Path(__file__).resolve().parents[1]
 LIMIT = 100
 COLD_TARGET = 1.5
 WARM_TARGET = 0.1
+DAEMON_TARGET = 0.15
+TARGETS = {"first": COLD_TARGET, "cold": COLD_TARGET, "daemon": DAEMON_TARGET, "warm": WARM_TARGET}
+TITLES = {
+    "first": "first CLI call (no .sleuth/; starts a daemon)",
+    "daemon": "CLI with the daemon running (one process per query, relayed)",
+    "cold": "cold CLI (one process per query, .sleuth/ present, --no-daemon)",
+    "warm": "warm (one Workbench, in process: the MCP server's shape)",
+}
 
 RG_FLAGS = (
     "--no-config",
@@ -165,15 +181,43 @@ class Runner:
         return f"{got} lines"
 
     # -- sleuth ---------------------------------------------------------------------------
-    def sleuth_cli(self, q: Query) -> str:
+    def _cli(self, q: Query, *extra: str, env: dict[str, str] | None = None) -> str:
+        self._calls += 1
         cmd = [self.sleuth, "search", q.sleuth, "--root", str(self.tree), "--json"]
-        cmd += ["--limit", str(LIMIT)]
+        cmd += ["--limit", str(LIMIT), "--context", str(self._calls % 21), *extra]
         if not q.case_sensitive:
             cmd.append("-i")
-        proc = subprocess.run(cmd, capture_output=True, check=False)
+        proc = subprocess.run(cmd, capture_output=True, check=False, env=env)
         if proc.returncode != 0:
             raise RuntimeError(f"sleuth exited {proc.returncode} on {q.id}: {proc.stderr!r}")
         return _describe(json.loads(proc.stdout))
+
+    def sleuth_cli(self, q: Query) -> str:
+        return self._cli(q, "--no-daemon")
+
+    def sleuth_daemon(self, q: Query) -> str:
+        return self._cli(q)
+
+    def daemon(self, action: str) -> None:
+        cmd = [self.sleuth, "daemon", action, "--root", str(self.tree)]
+        subprocess.run(cmd, capture_output=True, check=True)
+
+    def sleuth_first(self, q: Query) -> str:
+        state = self.tree / ".sleuth"
+        aside = self.tree / ".sleuth.bench-first"
+        if state.exists():
+            os.replace(state, aside)
+        try:
+            return self._cli(q)
+        finally:
+            # The call started a daemon for the next calls: stop it, drop what it made.
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline and not (state / "daemon.sock").exists():
+                time.sleep(0.05)
+            self.daemon("stop")
+            shutil.rmtree(state, ignore_errors=True)
+            if aside.exists():
+                os.replace(aside, state)
 
     def workbench(self) -> Any:
         if self._wb is None:
@@ -216,8 +260,13 @@ class Row:
 def run_phase(
     runner: Runner, queries: list[Query], rounds: int, phase: str, log: Callable[[str], None]
 ) -> list[Row]:
-    rows = [Row(q, rg_head=Series() if q.head and phase == "cold" else None) for q in queries]
-    sleuth_fn = runner.sleuth_cli if phase == "cold" else runner.sleuth_warm
+    rows = [Row(q, rg_head=Series() if q.head and phase != "warm" else None) for q in queries]
+    sleuth_fn = {
+        "first": runner.sleuth_first,
+        "daemon": runner.sleuth_daemon,
+        "cold": runner.sleuth_cli,
+        "warm": runner.sleuth_warm,
+    }[phase]
     for rnd in range(rounds + 1):  # round 0 warms caches (and the Workbench) up
         for row in rows:
             contenders: list[tuple[Series, Callable[[Query], str]]] = [(row.rg, runner.rg_all)]
@@ -242,7 +291,7 @@ def _ms(seconds: float) -> str:
 
 
 def table(rows: list[Row], phase: str, markdown: bool) -> str:
-    target = COLD_TARGET if phase == "cold" else WARM_TARGET
+    target = TARGETS[phase]
     head = ["query", "sleuth query", "rg", "sleuth", "ratio sleuth/rg", f"target <={target}x"]
     head += ["rg output", "sleuth page"]
     body: list[list[str]] = []
@@ -307,7 +356,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tree", type=Path, help="tree to search (default: the cached corpus)")
     parser.add_argument("--queries", choices=sorted(QUERY_SETS), default="django")
     parser.add_argument("--rounds", type=int, default=5, help="measured rounds (plus 1 warm-up)")
-    parser.add_argument("--phase", choices=["cold", "warm", "both"], default="both")
+    parser.add_argument(
+        "--phase",
+        action="append",
+        choices=[*TITLES, "both", "all"],
+        help="phases to run (repeatable; both = cold and warm; default: all)",
+    )
     parser.add_argument(
         "--index",
         choices=["build", "none", "as-is"],
@@ -363,18 +417,24 @@ def _run(
         f"sleuth state (--index {args.index}): {_index_state(tree)}",
     ]
     results: dict[str, list[Row]] = {}
-    phases = ["cold", "warm"] if args.phase == "both" else [args.phase]
+    phases: list[str] = []
+    for asked in args.phase or ["all"]:
+        named = list(TITLES) if asked == "all" else ["cold", "warm"] if asked == "both" else [asked]
+        phases += [p for p in named if p not in phases]
     for phase in phases:
-        results[phase] = run_phase(runner, queries, args.rounds, phase, log)
+        if phase == "daemon":
+            runner.daemon("start")
+            time.sleep(2.0)  # let its watcher settle, as the warm phase does
+        try:
+            results[phase] = run_phase(runner, queries, args.rounds, phase, log)
+        finally:
+            if phase == "daemon":
+                runner.daemon("stop")
     header.append(f"loadavg at end {os.getloadavg()[0]:.2f}")
 
     print("\n".join(("- " + h) if args.markdown else h for h in header))
     for phase in phases:
-        title = (
-            "cold CLI (one process per query)"
-            if phase == "cold"
-            else "warm (one Workbench, in process)"
-        )
+        title = TITLES[phase]
         print()
         print(f"### {title}" if args.markdown else f"== {title} ==")
         print()

@@ -5,20 +5,24 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
-from sleuth.errors import SleuthError
-
+# Not ``typing.TYPE_CHECKING``: every ``sleuth`` process runs this file first, the thin client
+# (sleuth.client) included, and ``typing`` alone is ~10 ms of its start (docs/faces.md#the-daemon).
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from sleuth.api import Workbench
+    from sleuth.errors import SleuthError
 
 __all__ = ["Workbench", "SleuthError"]
 
 
-def __getattr__(name: str) -> Any:
-    # Lazy so that importing an engine module does not load every face.
+def __getattr__(name: str) -> object:
+    # Lazy so that importing an engine module (or the thin client) does not load every face.
     if name == "Workbench":
         from sleuth.api import Workbench
 
         return Workbench
+    if name == "SleuthError":
+        from sleuth.errors import SleuthError
+
+        return SleuthError
     raise AttributeError(name)

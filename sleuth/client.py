@@ -13,9 +13,12 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Sequence
 
 from sleuth.daemon import wire
+
+TYPE_CHECKING = False  # not typing's: the thin client does without that import
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 __all__ = ["console", "relay", "plan"]
 

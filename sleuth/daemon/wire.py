@@ -19,7 +19,10 @@ from __future__ import annotations
 import _socket
 import os
 import sys
-from collections.abc import Sequence
+
+TYPE_CHECKING = False  # not typing's: the thin client does without that import
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 __all__ = [
     "MAGIC",

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
 from sleuth import render
 from sleuth.errors import Cancelled, Internal, SleuthError
+from sleuth.render.busy import DELAY_S, Busy
 from sleuth.service.argv import Invocation, build_parser, parse_args, read_text_input
 from sleuth.service.verbs import EDIT_VERBS, VERBS, Engine, EngineFactory, JsonAnswer
 
@@ -161,12 +162,31 @@ def execute(
     listing the verb never asked for (e.g. a bad query) is discarded; returns the verb's JSON."""
     verb = VERBS[invocation.verb]
     engine = engine_factory(invocation.root, invocation.no_ignore)
+    busy = Busy(
+        sys.stderr,
+        json_output=invocation.json or invocation.verb == "provider",
+        delay_s=_progress_delay(),
+    )
+    report_to = getattr(engine, "report_to", None) if busy.active else None
+    if report_to is not None:
+        report_to(busy)
     try:
         return verb.run(engine, invocation.request)
     finally:
+        busy.close()
+        if report_to is not None:
+            report_to(None)
         engine.close()
         if session is not None:
             session.close()
+
+
+def _progress_delay() -> float:
+    """Seconds a step runs before its progress shows (``SLEUTH_PROGRESS_DELAY``, default 1)."""
+    try:
+        return max(0.0, float(os.environ.get("SLEUTH_PROGRESS_DELAY", "")))
+    except ValueError:
+        return DELAY_S
 
 
 def _prefetch_listing(invocation: Invocation, session: Session | None) -> None:
@@ -227,7 +247,11 @@ def main(
         if invocation.verb == "daemon":
             from sleuth.daemon.control import act
 
-            data: JsonAnswer = act(invocation.action, invocation.root, main)
+            busy = Busy(err, json_output=invocation.json, delay_s=_progress_delay())
+            try:
+                data: JsonAnswer = act(invocation.action, invocation.root, main, busy)
+            finally:
+                busy.close()
             if invocation.action == "run":
                 return 0
         else:

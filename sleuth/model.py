@@ -7,10 +7,25 @@ points, byte ranges 0-based and end-exclusive.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-__all__ = ["Match", "Found", "CaptureSpan", "SkipCounts", "SymbolDef", "SymbolRef", "symbol_id"]
+__all__ = [
+    "Match",
+    "Found",
+    "CaptureSpan",
+    "SkipCounts",
+    "SymbolDef",
+    "SymbolRef",
+    "symbol_id",
+    "OnProgress",
+]
+
+OnProgress = Callable[[str, int, int], None]
+"""``(what, done, total)`` of a step that can take seconds (a graph build, a language server
+starting, an index build); ``total`` 0 when unknown, ``what`` empty when the step ended. A
+face shows it on a terminal (``Workspace.progress``, docs/faces.md#progress)."""
 
 
 _M = TypeVar("_M")

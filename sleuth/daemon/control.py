@@ -18,6 +18,7 @@ from sleuth.service.daemon_settings import DaemonSettings
 
 if TYPE_CHECKING:
     from sleuth.daemon.server import CliMain
+    from sleuth.model import OnProgress
 
 __all__ = ["act", "ask", "autostart", "spawn"]
 
@@ -105,7 +106,7 @@ def _wait(until: Any, timeout_s: float) -> bool:
     return bool(until())
 
 
-def start(root: str) -> dict[str, Any]:
+def start(root: str, progress: OnProgress | None = None) -> dict[str, Any]:
     real = _root(root)
     status = ask(real, "status")
     if status is not None:
@@ -118,6 +119,8 @@ def start(root: str) -> dict[str, Any]:
         )
     if not _lock_held(real):
         spawn(real)
+    if progress is not None:
+        progress("starting the daemon", 0, 0)
     found: list[dict[str, Any]] = []
 
     def up() -> bool:
@@ -148,11 +151,13 @@ def stop(root: str) -> dict[str, Any]:
     return {"running": False, "root": real, "stopped_pid": status.get("pid")}
 
 
-def act(action: str, root: str, cli_main: CliMain) -> dict[str, Any]:
+def act(
+    action: str, root: str, cli_main: CliMain, progress: OnProgress | None = None
+) -> dict[str, Any]:
     """The JSON answer of ``sleuth daemon ACTION`` (``run`` serves here until it ends, each
-    call run by ``cli_main``)."""
+    call run by ``cli_main``; ``start`` reports its wait to ``progress``)."""
     if action == "start":
-        return start(root)
+        return start(root, progress)
     if action == "stop":
         return stop(root)
     if action == "status":

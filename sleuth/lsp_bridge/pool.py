@@ -253,12 +253,15 @@ class ServerPool:
                 self._sessions.pop(key, None)
                 await session.close()
             session = Session(spec, self.ws, self.timeout)
+            self.ws.report(f"starting the {spec.name} language server")
             try:
                 await session.start()
             except ServerUnavailable as exc:
                 if exc.details.get("reason") == "exited":
                     self._crashes[key] = self._crashes.get(key, 0) + 1
                 raise
+            finally:
+                self.ws.report("")
             self._sessions[key] = session
             return session
 

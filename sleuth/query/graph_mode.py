@@ -179,7 +179,9 @@ class GraphKeeper:
         tuning, collector = self._tuning, self._collector
         if pooled:  # taken in as the workers tag them
             stream = _tag_stream(changes, pooled, tags, trees, tuning)
+            stream = _reported(stream, self._ws, len(changes) + len(pooled))
             graph.apply(stream, parallel=True, tuning=tuning, collector=collector)
+            self._ws.report("")
         elif changes:
             graph.apply(changes, parallel=True, tuning=tuning, collector=collector)
         self._freeze(max(loaded, len(changes) + len(pooled)))
@@ -304,6 +306,20 @@ def _tag_chunk(jobs: list[_Job]) -> list[tuple[str, bytes]]:
             row = record_to_row(make_record(file_tags, data, stamp))
         out.append((path, marshal.dumps(row)))
     return out
+
+
+_REPORT_EVERY = 64
+
+
+def _reported(
+    stream: Iterator[tuple[str, FileRecord | bytes | None]], ws: Workspace, total: int
+) -> Iterator[tuple[str, FileRecord | bytes | None]]:
+    """``stream``, reporting the build's progress to the workspace every few files: a cold
+    graph build takes seconds (docs/faces.md#progress)."""
+    for done, item in enumerate(stream, 1):
+        if done % _REPORT_EVERY == 0:
+            ws.report("building the reference graph", done, total)
+        yield item
 
 
 def _tag_stream(

@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Literal, ParamSpec, TypeVar
 
 from sleuth.errors import InvalidPath, InvalidQuery
+from sleuth.model import OnProgress
 from sleuth.query.execute import Engines
 from sleuth.query.request import DEFAULT_MAX_BYTES, SearchRequest
 from sleuth.resources.registry import Registry
@@ -306,6 +307,11 @@ class Workbench:
         return Renamer(self.workspace, self._resolver, self._views, self._editor).rename(
             req.ref, req.new_name, self._server_pool(), force=req.force
         )
+
+    def report_to(self, sink: OnProgress | None) -> None:
+        """Where the engines report a long step of the calls to come (a graph build, a
+        language server starting, an index build); None: nowhere (docs/faces.md#progress)."""
+        self.workspace.progress = sink
 
     def catch_up(self) -> bool:
         """Wait until the file watcher has seen every change made so far, or drop what it kept

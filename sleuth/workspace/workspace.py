@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from sleuth.errors import InvalidPath, NotFound
-from sleuth.model import SkipCounts
+from sleuth.model import OnProgress, SkipCounts
 from sleuth.tuning import Tuning
 from sleuth.workspace.ignore import IgnoreStack, RulesCache, base_stack
 from sleuth.workspace.listing_patch import patch_listings
@@ -198,6 +198,16 @@ class Workspace:
         self.fault_hook: Callable[[str, str], None] | None = None
         """Called by the edit layer at its fault points (``planned``, ``verified``,
         ``before-rename``) with the file's path: the safety harness's injection seam."""
+        self.progress: OnProgress | None = None
+        """Where the engines report a long step (``report``); a face sets it for one call."""
+
+    def report(self, what: str, done: int = 0, total: int = 0) -> None:
+        """A long step's progress, to the face's ``progress`` if one listens (never fails the
+        step: a broken display is not worth an answer)."""
+        sink = self.progress
+        if sink is not None:
+            with contextlib.suppress(Exception):
+                sink(what, done, total)
 
     # -- change watching (long-running faces) --------------------------------------------------
 

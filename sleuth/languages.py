@@ -10,7 +10,7 @@ Names, aliases and extensions are ast-grep's (ast-grep-cli 0.51.1, the oracle of
 parity tests; docs/query.md#languages): ``language_for_path`` answers what
 ``ast-grep run -l LANG DIR`` would search, so an ``ast:`` query without ``--lang`` sees the
 files ast-grep sees. A few aliases more than ast-grep's are accepted (``python3``, ``node``,
-``shell``, ``c#``); none names another language than ast-grep would.
+``shell``, ``c#``, ``terraform``); none names another language than ast-grep would.
 
 ``server`` is the language whose server covers a file of this language, when that is another
 one: a ``.tsx`` file is structurally TSX (its own grammar) and is served by the TypeScript
@@ -46,8 +46,9 @@ class Language:
     server: str | None = None
     """The language whose server covers this one (None: the language itself)."""
     declares: bool = True
-    """Whether its files declare symbols (False for data and markup: CSS, HTML, JSON), so a
-    ``symbols:`` answer without tags for it is not incomplete."""
+    """Whether its files declare symbols (False for data, configuration and markup: CSS, HCL,
+    HTML, JSON, Markdown, YAML), so a ``symbols:`` answer without tags for it is not
+    incomplete."""
 
 
 TABLE: tuple[Language, ...] = (
@@ -57,20 +58,29 @@ TABLE: tuple[Language, ...] = (
     Language("cpp", ("cc", "hpp", "cpp", "c++", "hh", "cxx", "cu", "ino"), ("c++", "cxx", "cc")),
     Language("csharp", ("cs",), ("cs", "c#", "c_sharp")),
     Language("css", ("css", "scss"), declares=False),
+    Language("elixir", ("ex", "exs"), ("ex",)),
     Language("go", ("go",), ("golang",)),
+    Language("haskell", ("hs",), ("hs",)),
+    Language("hcl", ("hcl", "nomad", "tf", "tfvars", "workflow"), ("terraform",),
+             declares=False),
     Language("html", ("html", "htm", "xhtml"), declares=False),
     Language("java", ("java",)),
     Language("javascript", ("cjs", "js", "mjs", "jsx"), ("js", "jsx", "node")),
     Language("json", ("json",), declares=False),
     Language("kotlin", ("kt", "ktm", "kts"), ("kt",)),
     Language("lua", ("lua",)),
+    Language("markdown", ("markdown", "md"), ("md",), declares=False),
+    Language("nix", ("nix",)),
     Language("php", ("php",)),
-    Language("python", ("py", "py3", "pyi", "bzl"), ("py", "python3")),
+    Language("python", ("py", "py3", "pyi", "bzl", "bazel"), ("py", "python3")),
     Language("ruby", ("rb", "rbw", "gemspec"), ("rb",)),
     Language("rust", ("rs",), ("rs",)),
+    Language("scala", ("scala", "sc", "sbt")),
+    Language("solidity", ("sol",), ("sol",)),
     Language("swift", ("swift",)),
     Language("tsx", ("tsx",), server="typescript"),
     Language("typescript", ("ts", "cts", "mts"), ("ts",)),
+    Language("yaml", ("yaml", "yml"), ("yml",), declares=False),
 )  # fmt: skip
 
 BY_NAME: Mapping[str, Language] = MappingProxyType({lang.name: lang for lang in TABLE})

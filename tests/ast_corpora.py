@@ -1,4 +1,4 @@
-"""Real code in seven languages for the structural-search (``ast:``) parity tests and benchmark.
+"""Real code in 15 languages for the structural-search (``ast:``) parity tests and benchmark.
 
 Every corpus comes from a package registry through its ordinary client, is fetched once and
 cached under ``$SLEUTH_CORPUS_DIR`` or ``~/.cache/sleuth/corpora`` (the cache of
@@ -15,6 +15,18 @@ C          psutil 7.2.2 sdist (103 ``.c``/``.h`` files)   ``pip download --no-bi
 CSS        the Django sdist's stylesheets (47 ``.css``)    the Django corpus above
 HTML       the Django sdist's templates (368 ``.html``)   the Django corpus above
 JSON       the Django sdist's fixtures (54 ``.json``)     the Django corpus above
+YAML       ansible-core 2.18.6 sdist, its integration      ``pip download --no-binary :all:
+           test targets (1,705 ``.yml``/``.yaml``)        ansible-core``
+Solidity   @openzeppelin/contracts 5.4.0 (207 ``.sol``)   ``npm pack @openzeppelin/contracts@5.4.0``
+Elixir     Elixir 1.14.0's own ``lib/`` (534 ``.ex``/      ``apt-get source --download-only
+           ``.exs``)                                      elixir-lang=1.14.0.dfsg-2`` (Debian)
+Haskell    aeson 2.0.3.0 (51 ``.hs``)                     Debian source ``haskell-aeson=2.0.3.0-1``
+Nix        Nix 2.8.0's sources (213 ``.nix``)             Debian source ``nix=2.8.0-1.1``
+Markdown   Nix 2.8.0's manual, ``doc/`` (115 ``.md``)      the Nix corpus above
+Scala      Scala 2.11.12's ``src/library`` (579           Debian source ``scala=2.11.12-5``
+           ``.scala``)
+HCL        HCL 2.14.1's test fixtures (52 ``.hcl``)       Debian source
+                                                          ``golang-github-hashicorp-hcl-v2=2.14.1-2``
 ========== ============================================== ==============================================
 
 Why these: each is moderate (under 4 MB of source, so a parity pattern over all of it runs in
@@ -27,6 +39,14 @@ macOS, Windows, AIX and SunOS back ends) is plain C with the usual macros.
 ``apt-get download`` needs package lists: when it fails, ``apt-get update`` is run once (as
 root) and the download retried. The ``.deb`` is unpacked with ``dpkg-deb -x`` into a private
 folder; no package is installed.
+
+Debian source packages (``apt-get source --download-only PKG=VERSION``) need ``deb-src``
+lists, which the machine's apt configuration may not have: ``_apt_source`` writes a private
+apt configuration under ``<cache>/.apt-src/`` (the ``deb-src`` twin of each Debian ``deb``
+entry of ``/etc/apt/sources.list{,.d/}``, same archive, suites and keyring), updates its own
+package lists there once and downloads into a private folder; the system's lists and cache are
+not touched. Only the upstream tarball (``*.orig.tar.*``) is unpacked, with ``tarfile``; no
+package is built. Every corpus is pinned to one version, so CI sees the same files.
 
 Concurrency (pytest-xdist, several test runs): each fetch holds an exclusive ``fcntl`` lock on
 ``<cache>/.<name>.lock``, unpacks into a private temporary folder and publishes it with one atomic
@@ -54,9 +74,15 @@ __all__ = [
     "RXJS_SPEC",
     "TOKIO_PACKAGE",
     "PSUTIL_SPEC",
+    "ANSIBLE_SPEC",
+    "OPENZEPPELIN_SPEC",
+    "DEBIAN_SOURCES",
+    "ansible_tree",
     "cache_dir",
     "corpus",
+    "debian_source_tree",
     "django_tree",
+    "openzeppelin_tree",
     "psutil_tree",
     "rxjs_tree",
     "tokio_tree",
@@ -70,6 +96,19 @@ RXJS_SPEC = "rxjs@7.8.2"
 TOKIO_PACKAGE = "librust-tokio-dev"
 #: pip requirement of the C corpus (an sdist whose C sources are the extension module).
 PSUTIL_SPEC = "psutil==7.2.2"
+#: pip requirement of the YAML corpus (an sdist whose integration tests are YAML playbooks).
+ANSIBLE_SPEC = "ansible-core==2.18.6"
+#: npm package spec of the Solidity corpus.
+OPENZEPPELIN_SPEC = "@openzeppelin/contracts@5.4.0"
+#: Debian source packages of the corpora fetched with ``apt-get source``: corpus -> (source
+#: package, version, the upstream tarball's top folder).
+DEBIAN_SOURCES: dict[str, tuple[str, str, str]] = {
+    "elixir": ("elixir-lang", "1.14.0.dfsg-2", "elixir-1.14.0"),
+    "aeson": ("haskell-aeson", "2.0.3.0-1", "aeson-2.0.3.0"),
+    "nix": ("nix", "2.8.0-1.1", "nix-2.8.0"),
+    "scala": ("scala", "2.11.12-5", "scala-2.11.12"),
+    "hcl": ("golang-github-hashicorp-hcl-v2", "2.14.1-2", "hcl-2.14.1"),
+}
 
 
 def _corpus_module() -> ModuleType:
@@ -251,6 +290,183 @@ def psutil_tree() -> Path:
     return _fetch_once("psutil-7.2.2", _build_psutil, tree_in)
 
 
+# -- YAML: ansible-core from PyPI ------------------------------------------------------------------
+
+
+def _pip_sdist(spec: str, prefix: str, tmp: Path) -> None:
+    """``pip download`` the sdist ``spec`` and unpack it into ``tmp``."""
+    work = tmp / ".download"
+    work.mkdir()
+    cmd = [
+        sys.executable,
+        "-m",
+        "pip",
+        "download",
+        "--quiet",
+        "--disable-pip-version-check",
+        "--no-deps",
+        "--no-binary",
+        ":all:",
+        "--dest",
+        str(work),
+        spec,
+    ]
+    _run(cmd, cwd=tmp)
+    archives = sorted(work.glob(f"{prefix}-*.tar.gz"))
+    if len(archives) != 1:
+        raise RuntimeError(f"pip download {spec} left {archives!r} in {work}")
+    _unpack_tar(archives[0], tmp)
+    shutil.rmtree(work)
+
+
+def ansible_tree() -> Path:
+    """The unpacked ansible-core sdist (``ansible_core-2.18.6/``)."""
+
+    def tree_in(folder: Path) -> Path:
+        return _one(sorted(folder.glob("ansible_core-*")), "ansible-core sdist", folder)
+
+    return _fetch_once(
+        "ansible-core-2.18.6", lambda tmp: _pip_sdist(ANSIBLE_SPEC, "ansible_core", tmp), tree_in
+    )
+
+
+# -- Solidity: OpenZeppelin Contracts from npm --------------------------------------------------
+
+
+def _npm_pack(spec: str, glob: str, tmp: Path) -> None:
+    """``npm pack`` the package ``spec`` and unpack its tarball into ``tmp``."""
+    npm = shutil.which("npm")
+    if npm is None:
+        raise RuntimeError("npm is not installed (apt-get install npm)")
+    work = tmp / ".download"
+    work.mkdir()
+    _run([npm, "pack", spec, "--silent", "--pack-destination", str(work)], cwd=work)
+    tarballs = sorted(work.glob(glob))
+    if len(tarballs) != 1:
+        raise RuntimeError(f"npm pack {spec} left {tarballs!r} in {work}")
+    _unpack_tar(tarballs[0], tmp)
+    shutil.rmtree(work)
+
+
+def openzeppelin_tree() -> Path:
+    """The unpacked @openzeppelin/contracts npm package (``package/``, its ``.sol`` sources)."""
+
+    def tree_in(folder: Path) -> Path:
+        tree = folder / "package"
+        if not (tree / "token").is_dir():
+            raise RuntimeError(f"{tree} has no token/ folder")
+        return tree
+
+    return _fetch_once(
+        "openzeppelin-contracts-5.4.0",
+        lambda tmp: _npm_pack(OPENZEPPELIN_SPEC, "openzeppelin-contracts-*.tgz", tmp),
+        tree_in,
+    )
+
+
+# -- Debian source packages: Elixir, Haskell, Nix, Scala, HCL -----------------------------------
+
+_SYSTEM_SOURCES = Path("/etc/apt")
+
+
+def _deb_src_entries() -> str:
+    """The ``deb-src`` twin of every Debian ``deb`` entry of the system's apt sources, as one
+    deb822 text (an entry is Debian's when it is signed by the Debian archive keyring)."""
+    stanzas: list[str] = []
+    parts = _SYSTEM_SOURCES / "sources.list.d"
+    for path in sorted(parts.glob("*.sources")) if parts.is_dir() else []:
+        for stanza in path.read_text(encoding="utf-8").split("\n\n"):
+            fields = {}
+            for line in stanza.splitlines():
+                key, sep, value = line.partition(":")
+                if sep and not line.startswith((" ", "#")):
+                    fields[key.strip().lower()] = value.strip()
+            if "deb" in fields.get("types", "").split() and "debian" in fields.get("signed-by", ""):
+                stanzas.append(
+                    "Types: deb-src\n"
+                    + "".join(
+                        f"{key}: {fields[key.lower()]}\n"
+                        for key in ("URIs", "Suites", "Components", "Signed-By")
+                        if key.lower() in fields
+                    )
+                )
+    lists = [_SYSTEM_SOURCES / "sources.list", *sorted(parts.glob("*.list"))]
+    for path in (p for p in lists if p.is_file()):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            words = line.split()
+            if len(words) >= 4 and words[0] == "deb" and "/debian" in line:
+                stanzas.append(
+                    f"Types: deb-src\nURIs: {words[-3]}\nSuites: {words[-2]}\n"
+                    f"Components: {words[-1]}\n"
+                )
+    if not stanzas:
+        raise RuntimeError("no Debian entry in the apt sources: the corpus comes from Debian")
+    return "\n".join(stanzas)
+
+
+def _apt_src_options(refresh: bool = False) -> list[str]:
+    """apt options for the private ``deb-src`` configuration (lists fetched once, locked;
+    ``refresh`` fetches them again)."""
+    root = cache_dir() / ".apt-src"
+    options = [
+        "-o",
+        f"Dir::Etc::SourceList={root / 'none.list'}",
+        "-o",
+        f"Dir::Etc::SourceParts={root / 'sources.list.d'}",
+        "-o",
+        f"Dir::State::Lists={root / 'lists'}",
+        "-o",
+        f"Dir::Cache={root / 'cache'}",
+    ]
+    with _corpus_module().locked("apt-src"):
+        if refresh or not (root / "ready").is_file():
+            for sub in ("sources.list.d", "lists/partial", "cache/archives/partial"):
+                (root / sub).mkdir(parents=True, exist_ok=True)
+            (root / "none.list").write_text("", encoding="utf-8")
+            (root / "sources.list.d" / "debian-src.sources").write_text(
+                _deb_src_entries(), encoding="utf-8"
+            )
+            apt = shutil.which("apt-get")
+            if apt is None:
+                raise RuntimeError("apt-get is not available: the corpus comes from Debian")
+            _run([apt, "-q", *options, "update"], cwd=root)
+            (root / "ready").write_text("", encoding="utf-8")
+    return options
+
+
+def _build_debian_source(name: str, tmp: Path) -> None:
+    package, version, _top = DEBIAN_SOURCES[name]
+    apt = shutil.which("apt-get")
+    if apt is None:
+        raise RuntimeError("apt-get is not available: the corpus comes from Debian")
+    work = tmp / ".download"
+    work.mkdir()
+    source = ["-q", "source", "--download-only", f"{package}={version}"]
+    try:
+        _run([apt, *_apt_src_options(), *source], cwd=work)
+    except RuntimeError:  # lists older than the archive: fetch them again, once
+        _run([apt, *_apt_src_options(refresh=True), *source], cwd=work)
+    upstream = version.rsplit("-", 1)[0]
+    archives = sorted(work.glob(f"{package}_{upstream}.orig.tar.*"))
+    if len(archives) != 1:
+        raise RuntimeError(f"apt-get source {package}={version} left {archives!r} in {work}")
+    _unpack_tar(archives[0], tmp)
+    shutil.rmtree(work)
+
+
+def debian_source_tree(name: str) -> Path:
+    """The upstream sources of the Debian source package of corpus ``name``
+    (``DEBIAN_SOURCES``)."""
+    package, version, top = DEBIAN_SOURCES[name]
+
+    def tree_in(folder: Path) -> Path:
+        return _one([folder / top], f"{package} {version} sources", folder)
+
+    return _fetch_once(
+        f"debian-src-{package}-{version}", lambda tmp: _build_debian_source(name, tmp), tree_in
+    )
+
+
 # -- the table -----------------------------------------------------------------------------------
 
 
@@ -275,6 +491,14 @@ CORPORA: dict[str, Corpus] = {
         Corpus("django-css", "css", django_tree, "", 40),
         Corpus("django-html", "html", django_tree, "", 300),
         Corpus("django-json", "json", django_tree, "", 40),
+        Corpus("ansible", "yaml", ansible_tree, "test/integration/targets", 1500),
+        Corpus("openzeppelin", "solidity", openzeppelin_tree, "", 200),
+        Corpus("elixir", "elixir", lambda: debian_source_tree("elixir"), "lib", 500),
+        Corpus("aeson", "haskell", lambda: debian_source_tree("aeson"), "", 45),
+        Corpus("nix", "nix", lambda: debian_source_tree("nix"), "", 200),
+        Corpus("nix-manual", "markdown", lambda: debian_source_tree("nix"), "doc", 100),
+        Corpus("scala", "scala", lambda: debian_source_tree("scala"), "src/library", 500),
+        Corpus("hcl", "hcl", lambda: debian_source_tree("hcl"), "", 45),
     )
 }
 

@@ -8,16 +8,22 @@ on its own (docs/query.md#ast-structural-patterns) and the default language serv
 extensions, names and aliases are the package's one language table, ``sleuth.languages``
 (ast-grep's), which every record here reads; a test checks each language there has a record.
 
-Expando characters follow ast-grep: ``µ`` where ``$`` is not an identifier character, ``𐀀``
-for C and C++ (their grammars reject ``µ`` in some positions), ``_`` for CSS, ``z`` for HTML
-(its tag names are ASCII), and ``$`` itself for the languages whose grammars accept it
-(JavaScript, TypeScript, Java, Bash, Lua, JSON).
+Expando characters follow ast-grep: ``µ`` where ``$`` is not an identifier character
+(Elixir, Haskell and HCL among them), ``𐀀`` for C and C++ (their grammars reject ``µ`` in
+some positions), ``_`` for CSS and Nix (Nix reads ``$`` as interpolation), ``z`` for HTML (its
+tag names are ASCII), and ``$`` itself for the languages whose grammars accept it or that
+ast-grep leaves unprocessed (JavaScript, TypeScript, Java, Bash, Lua, JSON, Scala, Solidity,
+YAML, Markdown).
 PHP is parsed with the grammar's ``php_only`` entry point, as ast-grep does, so a pattern needs
-no ``<?php`` tag.
+no ``<?php`` tag; Markdown with the block grammar (``language``, not ``inline_language``), as
+ast-grep does, so inline content is one ``inline`` node.
+A wheel whose entry point still returns the language as a bare address (tree-sitter-solidity)
+is wrapped in the capsule py-tree-sitter expects, so no deprecated call is made.
 """
 
 from __future__ import annotations
 
+import ctypes
 import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -48,10 +54,20 @@ def _loader(module: str, entry: str = "language") -> Callable[[], Any]:
     """A lazy loader for a grammar wheel: imports the module only when first used."""
 
     def load() -> Any:
-        return getattr(importlib.import_module(module), entry)()
+        found = getattr(importlib.import_module(module), entry)()
+        return _capsule(found) if isinstance(found, int) else found
 
     load.__qualname__ = f"{module}.{entry}"
     return load
+
+
+def _capsule(address: int) -> Any:
+    """A ``TSLanguage *`` given as an int -> the ``tree_sitter.Language`` capsule py-tree-sitter
+    takes (its int form is deprecated)."""
+    new = ctypes.pythonapi.PyCapsule_New
+    new.restype = ctypes.py_object
+    new.argtypes = (ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p)
+    return new(address, b"tree_sitter.Language", None)
 
 
 def _body(prefix: str, suffix: str) -> tuple[Context, ...]:
@@ -208,6 +224,14 @@ _SPECS: tuple[LangSpec, ...] = (
     LangSpec("css", _loader("tree_sitter_css"), expando="_"),
     LangSpec("html", _loader("tree_sitter_html"), expando="z"),
     LangSpec("json", _loader("tree_sitter_json"), expando="$"),
+    LangSpec("elixir", _loader("tree_sitter_elixir")),
+    LangSpec("haskell", _loader("tree_sitter_haskell")),
+    LangSpec("hcl", _loader("tree_sitter_hcl")),
+    LangSpec("markdown", _loader("tree_sitter_markdown"), expando="$"),
+    LangSpec("nix", _loader("tree_sitter_nix"), expando="_"),
+    LangSpec("scala", _loader("tree_sitter_scala"), expando="$"),
+    LangSpec("solidity", _loader("tree_sitter_solidity"), expando="$"),
+    LangSpec("yaml", _loader("tree_sitter_yaml"), expando="$"),
 )
 
 LANGUAGES: Mapping[str, LangSpec] = MappingProxyType({spec.name: spec for spec in _SPECS})

@@ -14,7 +14,11 @@ docs/query.md#graph-the-reference-graph):
 ``owner`` gives the container a declaration names itself (a Go method's receiver type, the
 type of a Rust ``impl`` block, the scope of a C++ ``A::f``) where nesting cannot; ``widen``
 turns a C declarator into its whole declaration. Swift's shipped tags.scm captures whole
-classes as methods, so Swift uses patterns of our own. Kotlin and Bash have no rules.
+classes as methods, so Swift uses patterns of our own. Scala, Elixir and Solidity run their
+wheels' tags.scm with imports and base types added; Elixir's relies on ``@ignore`` patterns
+(tree-sitter's tags CLI skips names they capture, py-tree-sitter does not), so its special forms
+and module attributes (``def``, ``if``, ``@doc``) are dropped by name instead. Kotlin, Bash,
+Haskell and Nix have no rules (their wheels ship no tags.scm).
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ __all__ = ["TagRules", "RULES", "load_tags_scm", "CLASS_KINDS"]
 
 # Kinds whose nested functions are methods (a function in a class is a method,
 # docs/query.md#symbols-and-symbolid-declarations).
-CLASS_KINDS = frozenset({"class", "interface", "struct", "trait", "type"})
+CLASS_KINDS = frozenset({"class", "interface", "object", "struct", "trait", "type"})
 
 _JS_IMPORTS = """
 (import_statement (import_clause (named_imports (import_specifier name: (_) @name)))
@@ -182,6 +186,44 @@ _SWIFT_RULES = """
 (import_declaration (identifier) @name @module) @reference.import
 """
 
+_SCALA_EXTRA = """
+(function_declaration name: (identifier) @name) @definition.function
+(call_expression function: (field_expression field: (identifier) @name)) @reference.call
+(extends_clause [(type_identifier) @name
+                 (generic_type type: (type_identifier) @name)]) @reference.inherit
+(import_declaration (identifier) @name .) @reference.import
+(import_declaration (namespace_selectors [(identifier) @name
+                                          (arrow_renamed_identifier name: (identifier) @name)]))
+  @reference.import
+"""
+
+_ELIXIR_EXTRA = """
+(call target: (identifier) @_kw (arguments . (alias) @name @module)
+  (#any-of? @_kw "alias" "import" "require" "use")) @reference.import
+(call target: (identifier) @_kw (arguments . (alias) @name)
+  (#eq? @_kw "defimpl")) @definition.module
+"""
+
+# The names tags.scm's ``@ignore`` patterns mean to skip: special forms and the definition
+# macros (``def``, ``if``, ``case``), and the usual module attributes (``@doc``, ``@spec``).
+_ELIXIR_IGNORED = frozenset((
+    "def", "defp", "defdelegate", "defguard", "defguardp", "defmacro", "defmacrop", "defn",
+    "defnp", "defmodule", "defprotocol", "defimpl", "defstruct", "defexception",
+    "defoverridable", "alias", "case", "cond", "else", "for", "if", "import", "quote", "raise",
+    "receive", "require", "reraise", "super", "throw", "try", "unless", "unquote",
+    "unquote_splicing", "use", "with", "fn", "doc", "moduledoc", "typedoc", "spec", "type",
+    "typep", "opaque", "callback", "macrocallback", "impl", "behaviour", "derive", "deprecated",
+    "since", "compile", "dialyzer", "on_load", "external_resource", "optional_callbacks",
+    "before_compile", "after_compile", "on_definition",
+))  # fmt: skip
+
+_SOLIDITY_EXTRA = """
+(modifier_definition name: (identifier) @name) @definition.function
+(inheritance_specifier ancestor: (user_defined_type (identifier) @name .)) @reference.inherit
+(import_directive import_name: (_) @name source: (string) @module) @reference.import
+(import_directive . source: (string) @name @module .) @reference.import
+"""
+
 _DECLARATOR_WRAPPERS = frozenset(
     {
         "function_declarator",
@@ -290,6 +332,9 @@ RULES: dict[str, TagRules] = {
     "php": TagRules(("tree_sitter_php",), _PHP_EXTRA),
     "lua": TagRules(("tree_sitter_lua",)),
     "swift": TagRules((), _SWIFT_RULES),
+    "scala": TagRules(("tree_sitter_scala",), _SCALA_EXTRA),
+    "elixir": TagRules(("tree_sitter_elixir",), _ELIXIR_EXTRA, ignore_refs=_ELIXIR_IGNORED),
+    "solidity": TagRules(("tree_sitter_solidity",), _SOLIDITY_EXTRA),
 }
 
 # The c-sharp wheel installs its queries beside the package, under the distribution's name.

@@ -69,12 +69,12 @@ def test_language_for_path() -> None:
              "j.cs": "csharp", "k.rb": "ruby", "l.php": "php", "m.kt": "kotlin",
              "n.swift": "swift", "o.sh": "bash", "p.lua": "lua", "Makefile": None,
              "q.txt": None, "r.css": "css", "s.scss": "css", "t.HTM": "html",
-             "u.json": "json", "v.yml": None, ".bashrc": None}  # fmt: skip
+             "u.json": "json", "v.yml": "yaml", "w.toml": None, ".bashrc": None}  # fmt: skip
     assert {path: language_for_path(path) for path in cases} == cases
 
 
 def test_every_language_loads_and_parses() -> None:
-    assert len(LANGUAGES) == 19
+    assert len(LANGUAGES) == 27
     for name, spec in LANGUAGES.items():
         assert get_ts_language(name) is spec.ts_language
         assert len(spec.expando) == 1 and spec.extensions

@@ -2,7 +2,10 @@
 
 Corpora (``tests/ast_corpora.py``, fetched once from PyPI, npm and Debian, cached): Django
 (Python; its stylesheets, templates and fixtures for CSS, HTML and JSON), rxjs ``src/``
-(TypeScript), the tokio crate (Rust) and psutil's C extension (C).
+(TypeScript), the tokio crate (Rust), psutil's C extension (C), ansible-core's integration
+tests (YAML), OpenZeppelin Contracts (Solidity), and from Debian source packages Elixir's own
+``lib/`` (Elixir), aeson (Haskell), Nix and its manual (Nix, Markdown), Scala's standard
+library (Scala) and HCL's test fixtures (HCL).
 
 Same files on both sides: for each corpus the test copies the corpus's source files of the
 language (and nothing else) into a private workspace, so there is no ignore file, no binary
@@ -136,6 +139,65 @@ CASES: list[Case] = [
     Case("json_object", "django-json", "{ $$$ }", 300),
     Case("json_array", "django-json", "[$$$]", 150),
     Case("json_true", "django-json", "true", 10),
+    # YAML: ansible-core's integration test targets
+    Case("yaml_name", "ansible", "name: $N", 8000),
+    Case("yaml_when", "ansible", "when: $C", 500),
+    Case("yaml_register", "ansible", "register: $R", 3000),
+    Case("yaml_assert_that", "ansible", "that: $$$", 2500),
+    Case("yaml_when_cst", "ansible", "when: $C", 500, strictness="cst"),
+    # Solidity: OpenZeppelin Contracts
+    Case("sol_function", "openzeppelin", "function $F($$$A) $$$M { $$$B }", 1300),
+    Case("sol_import", "openzeppelin", 'import {$$$} from "$P";', 350),
+    Case("sol_error", "openzeppelin", "error $E($$$);", 150),
+    Case("sol_event", "openzeppelin", "event $E($$$);", 90),
+    Case("sol_abstract", "openzeppelin", "abstract contract $C is $$$B { $$$ }", 60),
+    Case("sol_event_cst", "openzeppelin", "event $E($$$);", 90, strictness="cst"),
+    # Elixir: Elixir's own lib/
+    Case("ex_def", "elixir", "def $F($$$A) do $$$B end", 1900),
+    Case("ex_ok_tuple", "elixir", "{:ok, $X}", 2000),
+    Case("ex_pipe", "elixir", "$A |> $B", 2400),
+    Case("ex_case", "elixir", "case $X do $$$ end", 1200),
+    Case("ex_raise", "elixir", "raise $E, $M", 300),
+    Case("ex_ok_tuple_cst", "elixir", "{:ok, $X}", 2000, strictness="cst"),
+    Case("ex_case_ast", "elixir", "case $X do $$$ end", 1200, strictness="ast"),
+    # Haskell: aeson
+    Case("hs_pure", "aeson", "pure $X", 80),
+    Case("hs_fmap", "aeson", "$F <$> $X", 110),
+    Case("hs_if", "aeson", "if $C then $A else $B", 50),
+    Case("hs_do", "aeson", "do $$$", 130),
+    Case("hs_compose", "aeson", "$F . $G", 550),
+    Case("hs_fmap_cst", "aeson", "$F <$> $X", 110, strictness="cst"),
+    # Nix: Nix's sources
+    Case("nix_with", "nix", "with $A; $B", 80),
+    Case("nix_import", "nix", "import $P", 80),
+    Case("nix_builtins", "nix", "builtins.$F $$$", 180),
+    Case("nix_if", "nix", "if $C then $A else $B", 80),
+    Case("nix_fn_set", "nix", "{ $$$A }: $B", 70),
+    Case("nix_with_ast", "nix", "with $A; $B", 80, strictness="ast"),
+    # Markdown: Nix's manual
+    Case("md_h1", "nix-manual", "# $T", 180),
+    Case("md_h2", "nix-manual", "## $T", 120),
+    Case("md_quote", "nix-manual", "> $Q", 20),
+    Case("md_fence", "nix-manual", "```$L\n$$$\n```", 3),
+    # Scala: the standard library of Scala 2.11
+    Case("scala_def", "scala", "def $F($$$A): $T = $B", 1000),
+    Case("scala_if", "scala", "if ($C) $A else $B", 1300),
+    Case("scala_match", "scala", "$X match { $$$ }", 350),
+    Case("scala_new", "scala", "new $C($$$A)", 1400),
+    Case("scala_throw", "scala", "throw new $E($$$)", 180),
+    Case("scala_def_relaxed", "scala", "def $F($$$A): $T = $B", 1000, strictness="relaxed"),
+    Case(
+        "scala_method_selector",
+        "scala",
+        "class $C { def $F($$$A): $T = $B }",
+        1000,
+        selector="function_definition",
+    ),
+    # HCL: HCL's own test fixtures
+    Case("hcl_attr", "hcl", "$K = $V", 60),
+    Case("hcl_string", "hcl", '$K = "$S"', 15),
+    Case("hcl_block", "hcl", "$B { $K = $V }", 5),
+    Case("hcl_cond", "hcl", "$K = $C ? $T : $F", 2),
 ]
 
 
@@ -143,13 +205,21 @@ CASES: list[Case] = [
 
 # File extensions ast-grep assigns to each language (sleuth's table agrees; checked below).
 EXTENSIONS: dict[str, tuple[str, ...]] = {
-    "python": (".py", ".py3", ".pyi", ".bzl"),
+    "python": (".py", ".py3", ".pyi", ".bzl", ".bazel"),
     "typescript": (".ts", ".cts", ".mts"),
     "rust": (".rs",),
     "c": (".c", ".h"),
     "css": (".css", ".scss"),
     "html": (".html", ".htm", ".xhtml"),
     "json": (".json",),
+    "yaml": (".yaml", ".yml"),
+    "solidity": (".sol",),
+    "elixir": (".ex", ".exs"),
+    "haskell": (".hs",),
+    "nix": (".nix",),
+    "markdown": (".markdown", ".md"),
+    "scala": (".scala", ".sc", ".sbt"),
+    "hcl": (".hcl", ".nomad", ".tf", ".tfvars", ".workflow"),
 }
 
 

@@ -34,7 +34,7 @@ SMALL: dict[str, str | bytes] = {
     "secret/spy.py": "from lib import helper\n\n\ndef spy():\n    return helper()\n",
     "api.key.py": "from lib import helper\n\n\ndef leak():\n    return helper()\n",
     "Main.kt": 'fun main() {\n    println("hi")\n}\n',
-    "notes.md": "helper is documented here\n",
+    "notes.txt": "helper is documented here\n",
     "broken.py": "from lib import helper\n\n\ndef half(:\n    return helper()\n\n\ndef whole():\n    return helper()\n",
 }
 
@@ -174,9 +174,9 @@ def test_language_without_tags_is_incomplete_with_the_reason(wb: Workbench) -> N
 
 
 def test_file_without_a_language_is_incomplete_with_the_reason(wb: Workbench) -> None:
-    res = run(wb, "graph:notes.md")
+    res = run(wb, "graph:notes.txt")
     assert (res["complete"], res["total"]) == (False, 0)
-    assert "notes.md" in res["incomplete_reason"] and "no declarations" in res["incomplete_reason"]
+    assert "notes.txt" in res["incomplete_reason"] and "no declarations" in res["incomplete_reason"]
 
 
 def test_syntax_error_file_is_answered_from_its_valid_parts(wb: Workbench) -> None:

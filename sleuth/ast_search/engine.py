@@ -71,11 +71,16 @@ class AstPattern:
         self.strictness = strictness
         self._compiled = compiled
         self._root = compiled.root
-        self._query = _candidate_query(spec, compiled)
+        self._query = _candidate_query(spec, compiled, strictness)
         self._exact = _exact_leaves(self._root, strictness)[:_CHECK_LITERALS]
 
     def __repr__(self) -> str:
         return f"AstPattern(lang={self.lang!r}, strictness={self.strictness!r})"
+
+    @property
+    def warning(self) -> str | None:
+        """What was recovered from a pattern that does not parse cleanly, else None."""
+        return self._compiled.warning
 
     @cached_property
     def literals(self) -> Literals | None:
@@ -113,7 +118,7 @@ class AstPattern:
             if data.count(rare) <= len(data) // 1000 + 16:
                 return self._around(tree, data, rare)
         if self._query is None:
-            return _walk(tree, self._compiled)
+            return _walk(tree, self._compiled, self.strictness)
         # matches() of a one-node query come in pre-order (captures() do not)
         return [caps["n"][0] for _, caps in QueryCursor(self._query).matches(tree.root_node)]
 
@@ -126,7 +131,7 @@ class AstPattern:
         kind_id = self._compiled.root_kind_id
         if kind_id is None:
             kind_id = self._root.kind_id
-        any_kind = self._compiled.root_kind_id is None and self._root.tag is Tag.META
+        any_kind = self._compiled.any_kind(self.strictness)
         root = tree.root_node
         seen: dict[int, Node] = {}
         pos = data.find(literal)
@@ -172,9 +177,11 @@ def _captures(env: Env) -> dict[str, Capture]:
     return out
 
 
-def _candidate_query(spec: LangSpec, compiled: CompiledPattern) -> Query | None:
+def _candidate_query(spec: LangSpec, compiled: CompiledPattern, strictness: str) -> Query | None:
     """A query capturing every node of the root's kind as ``@n``; None means walk the tree."""
     root = compiled.root
+    if root.tag is not Tag.META and compiled.any_kind(strictness):
+        return Query(spec.ts_language, "_ @n")  # an ERROR root, or template: any kind
     if compiled.root_kind is not None:
         kind, named = compiled.root_kind, True
         if spec.ts_language.id_for_node_kind(kind, True) is None:
@@ -196,11 +203,11 @@ def _candidate_query(spec: LangSpec, compiled: CompiledPattern) -> Query | None:
         return None
 
 
-def _walk(tree: Tree, compiled: CompiledPattern) -> list[Node]:
+def _walk(tree: Tree, compiled: CompiledPattern, strictness: str) -> list[Node]:
     """Fallback candidate search (a kind the query language cannot name): a cursor walk."""
     root = compiled.root
     kind_id = compiled.root_kind_id if compiled.root_kind_id is not None else root.kind_id
-    any_kind = compiled.root_kind_id is None and root.tag is Tag.META
+    any_kind = compiled.any_kind(strictness)
     out: list[Node] = []
     cursor = tree.walk()
     while True:

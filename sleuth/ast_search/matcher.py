@@ -9,6 +9,12 @@ The semantics follow ast-grep (measured with its 0.51.1 CLI, see tests/ast_searc
   trailing children are ignored.
 - ``relaxed``: as ``ast`` but comments are skipped too.
 - ``signature``: as ``relaxed`` but leaf texts are not compared, only node kinds.
+- ``template``: node kinds are not compared, only leaf texts (``$A = $B`` matches an
+  assignment, a declaration and a field); unnamed nodes of the target may be skipped, comments
+  too, and only trailing comments are ignored.
+
+A pattern's ERROR node (a pattern recovered from a parse with errors, docs/query.md) matches a
+target node of any kind whose children match its children, as in ast-grep.
 
 ``$$$`` is lazy and never backtracks: it stops at the first target sibling that matches the
 next pattern node (so ``foo($$$A, $B, 3)`` does not match ``foo(1, 2, 3)``), and it gives back
@@ -23,12 +29,12 @@ from dataclasses import dataclass, field
 from tree_sitter import Node
 
 from sleuth.ast_search.meta_var import MetaVar, VarKind
-from sleuth.ast_search.pattern import PNode, Tag
+from sleuth.ast_search.pattern import ERROR_KIND_ID, PNode, Tag
 
 __all__ = ["STRICTNESS", "Env", "Multi", "Matcher"]
 
-STRICTNESS: tuple[str, ...] = ("cst", "smart", "ast", "relaxed", "signature")
-_CST, _SMART, _AST, _RELAXED, _SIGNATURE = range(5)
+STRICTNESS: tuple[str, ...] = ("cst", "smart", "ast", "relaxed", "signature", "template")
+_CST, _SMART, _AST, _RELAXED, _SIGNATURE, _TEMPLATE = range(6)
 
 # outcomes of comparing one pattern node with one target node
 _MATCHED, _SKIP_BOTH, _SKIP_GOAL, _SKIP_CAND, _NO_MATCH = range(5)
@@ -61,7 +67,7 @@ class Matcher:
     def __init__(self, strictness: str, data: bytes) -> None:
         self.level = STRICTNESS.index(strictness)
         self.data = data
-        self._skip_comments = self.level in (_SMART, _RELAXED, _SIGNATURE)
+        self._skip_comments = self.level in (_SMART, _RELAXED, _SIGNATURE, _TEMPLATE)
 
     def match_root(self, goal: PNode, cand: Node) -> Env | None:
         """The bindings if ``goal`` matches ``cand`` (the whole candidate), else None."""
@@ -83,7 +89,11 @@ class Matcher:
             if self._skip_comments and cand.is_extra:
                 return _SKIP_CAND
             return _MATCHED if self._bind(goal, cand, env) else _NO_MATCH
-        if goal.kind_id != cand.kind_id:
+        if (
+            goal.kind_id != cand.kind_id
+            and goal.kind_id != ERROR_KIND_ID
+            and self.level != _TEMPLATE
+        ):
             return _NO_MATCH
         children = cand.children
         if self._match_children(goal.children, children, env, cand):
@@ -91,7 +101,7 @@ class Matcher:
         return _NO_MATCH
 
     def _match_terminal(self, goal: PNode, cand: Node) -> int:
-        kind_ok = goal.kind_id == cand.kind_id
+        kind_ok = goal.kind_id == cand.kind_id or goal.kind_id == ERROR_KIND_ID
         # unnamed nodes compare by kind only (their spans are unreliable in some grammars)
         if kind_ok and (not goal.named or goal.text == self._text(cand)):
             return _MATCHED
@@ -101,7 +111,9 @@ class Matcher:
         if level == _CST:
             return _NO_MATCH
         cand_unnamed = not cand.is_named
-        if level == _SMART:
+        if level == _TEMPLATE and goal.text == self._text(cand):
+            return _MATCHED  # template compares texts, whatever the kinds
+        if level in (_SMART, _TEMPLATE):
             return _SKIP_CAND if cand_unnamed else _NO_MATCH
         if level == _SIGNATURE and kind_ok:
             return _MATCHED
@@ -265,4 +277,6 @@ class Matcher:
             return False
         if level == _AST:
             return not cand.is_named
+        if level == _TEMPLATE:
+            return cand.is_extra
         return not cand.is_named or cand.is_extra

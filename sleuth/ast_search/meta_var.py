@@ -18,7 +18,12 @@ import re
 from dataclasses import dataclass
 from enum import Enum
 
+from tree_sitter import Node
+
 __all__ = ["VarKind", "MetaVar", "substitute", "extract_meta_var", "has_meta_var"]
+__all__ += ["node_meta_var"]
+
+_MAX_VAR_BYTES = 128  # longer node texts cannot be a single metavariable
 
 _SIGILS = re.compile(r"\$+")
 _NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
@@ -85,6 +90,15 @@ def extract_meta_var(text: str, expando: str) -> MetaVar | None:
     if not rest or rest[0] not in _FIRST_CHARS or not _valid_name(rest):
         return None
     return MetaVar(kind, None if rest.startswith("_") else rest)
+
+
+def node_meta_var(node: Node, data: bytes, expando: str) -> MetaVar | None:
+    """The metavariable ``node``'s whole text (in ``data``) is, if any; long texts are never
+    sliced."""
+    start, end = node.start_byte, node.end_byte
+    if end - start > _MAX_VAR_BYTES or not data.startswith(expando.encode(), start, end):
+        return None
+    return extract_meta_var(data[start:end].decode(errors="replace"), expando)
 
 
 def has_meta_var(text: str, expando: str) -> bool:

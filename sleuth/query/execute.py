@@ -65,6 +65,7 @@ class Prepared:
     """Why the answer is incomplete beyond skipped files (a language without symbols, ...)."""
     ranges: dict[str, list[tuple[int, int]]] | None = None
     digests: ListingDigests | None = None  # the engines' listing digest memo
+    pattern_warning: str | None = None  # ``ast:``: what its pattern's parse recovered from
 
     def scanner(self, stage: Stage) -> Scanner:
         """A scanner for ``stage`` over this search's files (narrowed by the index if warm)."""
@@ -244,6 +245,7 @@ def _plan_ast(prepared: Prepared, engines: Engines) -> None:
         memos=engines.ast_memos() if engines.ast_memos is not None else None,
     )
     prepared.stages = [Stage("ast", None, source)]
+    prepared.pattern_warning = source.pattern_warning
 
 
 def _text_stages(rt: Route, req: SearchRequest) -> tuple[list[Stage], bool]:

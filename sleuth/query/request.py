@@ -141,9 +141,9 @@ class SearchRequest(Request):
     )
     strictness: str | None = arg(
         None,
-        choices=("cst", "smart", "ast", "relaxed", "signature"),
+        choices=("cst", "smart", "ast", "relaxed", "signature", "template"),
         help="ast: how strictly the pattern must match (default smart)",
-        describe="ast: cst|smart|ast|relaxed|signature",
+        describe="ast: match level",
     )
     depth: int | None = arg(
         None,

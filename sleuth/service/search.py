@@ -102,6 +102,7 @@ class Searches:
             prepared = self._prepare(req)
             row = self._run(prepared)
             result = self.pager.page(row, req.query, 1, req.page_limit, max_bytes=req.max_bytes)
+            _warn(result, row)
             if prepared.suggest and result.total == 0 and result.complete:
                 result.possible_names, skipped = self._possible_names(prepared)
                 result.possible_names_skipped = "budget" if skipped else None
@@ -115,9 +116,11 @@ class Searches:
             self._extend(
                 row, self._prepare(replace(req, cursor=None)), max(need, row.stored + ahead)
             )
-        return self.pager.page(
+        result = self.pager.page(
             row, req.query, offset, req.page_limit, cursor=True, max_bytes=req.max_bytes
         )
+        _warn(result, row)
+        return result
 
     # -- Rerun (resources.selection) --------------------------------------------------------
 
@@ -187,6 +190,8 @@ class Searches:
             total,
         )
         row.extra["counted_at_least"] = counted
+        if prepared.pattern_warning:
+            row.extra["pattern_warning"] = prepared.pattern_warning
         self.pager.store(row, 1, stored, extend=False)
         return row
 
@@ -233,6 +238,14 @@ class Searches:
         if engines.semantic is not None:
             engines.semantic.close()
             engines.semantic = None
+
+
+def _warn(result: SearchResult, row: ResultRow) -> None:
+    """Every page of an ``ast:`` result whose pattern was recovered from a parse error says so
+    (``pattern_warning``, docs/json.md#search)."""
+    warning = row.extra.get("pattern_warning")
+    if warning:
+        result.extra["pattern_warning"] = warning
 
 
 def _collect(scanner: Scanner, want: int, after: str | None) -> tuple[list[Match], str | None]:

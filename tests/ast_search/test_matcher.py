@@ -96,7 +96,7 @@ def test_five_megabyte_minified_javascript_finishes() -> None:
     assert found[-1].end_byte <= len(data)
 
 
-@pytest.mark.parametrize("strictness", ["cst", "smart", "ast", "relaxed", "signature"])
+@pytest.mark.parametrize("strictness", ["cst", "smart", "ast", "relaxed", "signature", "template"])
 def test_every_strictness_matches_the_plain_case(strictness: str) -> None:
     data = b"foo(1, 2)\n"
     assert len(_find("foo(1, 2)", "python", data, strictness=strictness)) == 1
@@ -109,6 +109,9 @@ def test_strictness_differences() -> None:
     assert count == {"cst": 0, "smart": 2, "ast": 1, "relaxed": 2}
     assert len(_find("foo(1)", "python", b"foo(2)", strictness="signature")) == 1
     assert len(_find("foo(1)", "python", b"foo(2)")) == 0
+    # template compares texts and no kinds: a keyword argument reads like an assignment
+    assert len(_find("$A = $B", "python", b"f(a=b)\n", strictness="template")) == 1
+    assert len(_find("$A = $B", "python", b"f(a=b)\n")) == 0
 
 
 def test_tree_argument_is_used() -> None:

@@ -812,3 +812,12 @@ def test_human_graph_lines_carry_the_edges_too() -> None:
     }
     out = human(_no_context(sample(query="graph:a.py", mode="graph", matches=[decl], total=1)))
     assert "a.py:1:1 #1  function f  id=f  def f():\n    <- calls: g" in out
+
+
+def test_a_recovered_patterns_warning_is_said_in_both_renderings() -> None:
+    said = "the ast: pattern does not parse cleanly as cpp; the missing ';' is left out"
+    for data in (sample(pattern_warning=said), sample(pattern_warning=said, matches=[], total=0)):
+        assert f"warning: {said}" in render.search_human(data).plain
+        assert f"warning: {said}" in render.search_compact(data)
+    assert "warning:" not in render.search_human(sample()).plain
+    assert "warning:" not in render.search_compact(sample())

@@ -101,11 +101,13 @@ def _header(data: Json, status: Callable[[Json], str] = status_phrase) -> str:
 
 
 def _absence_lines(data: Json) -> list[tuple[str, str]]:
-    """The lines said after an empty page: suggestions, and the not-a-proof warning
-    (docs/json.md#search)."""
+    """The lines said after the matches: a recovered pattern's warning, and after an empty
+    page the suggestions and the not-a-proof warning (docs/json.md#search)."""
+    warning = data.get("pattern_warning")
+    said = [(f"warning: {warning}", STYLE_WARN)] if warning else []
     if data.get("matches"):
-        return []
-    lines: list[tuple[str, str]] = []
+        return said
+    lines: list[tuple[str, str]] = said
     suggestion = suggestion_phrase(data)
     lines.append(("no matches; " + suggestion if suggestion else "no matches", STYLE_WARN))
     if data.get("possible_names_skipped"):
@@ -468,6 +470,8 @@ def compact_tail(data: Json) -> list[str]:
     )
     if unsafe:
         lines.append(f"{BINARY_SAFE} ({BINARY_SAFE_NOTE}): {', '.join(unsafe)}")
+    if data.get("pattern_warning"):
+        lines.append(f"warning: {data['pattern_warning']}")
     if not data.get("matches"):
         suggestion = suggestion_phrase(data, with_refs=True)
         lines.append("no matches; " + suggestion if suggestion else "no matches")

@@ -23,9 +23,12 @@ Choices, written down:
   makes ``take`` answer None, and the caller walks as before: the prefetch can only save
   time, never change an answer. The parent reaps the child in ``take``; a child nobody asks
   for is stopped and reaped by ``discard`` (the session's ``close``).
+- The child's walk may split once more (``sleuth.workspace.walk_split``): it outlasts the
+  imports on a large tree, and the second core is free once they are done.
 - This module imports nothing from ``sleuth`` at module level; ``start`` imports the
   workspace package (which the parent needs anyway) just before it forks, so the child walks
-  at once. The listing travels as ``marshal`` tuples.
+  at once. The listing travels as ``marshal`` data, in four columns (paths, sizes,
+  mtimes, ctimes) that the parent turns into entries field by field.
 """
 
 from __future__ import annotations
@@ -131,14 +134,20 @@ def _list(
     exclude: Sequence[str],
     any_size: bool,
 ) -> bytes:
+    from dataclasses import replace
+
+    from sleuth.tuning import Tuning
     from sleuth.workspace.workspace import Workspace
 
-    ws = Workspace(real, no_ignore=no_ignore)
+    # the parent is importing on one core and then waits: a large walk splits across both
+    ws = Workspace(real, no_ignore=no_ignore, tuning=replace(Tuning(), walk_processes=2))
     rel = ws.validate_path(scope) if scope else ""
-    listing = ws.list_files(rel, include, exclude, any_size=any_size)
+    # what ``list_files`` answers on a cold workspace, as rows: the entries are built once, in
+    # the parent (field by field from four columns: cheaper to send and rebuild than rows)
+    rows, listing = ws.walker(include, exclude, any_size).walk_rows(rel)
     sk = listing.skipped
     key: ListingKey = (real, no_ignore, rel, tuple(include), tuple(exclude), any_size)
-    files = [(f.path, f.size, f.mtime_ns, f.ctime_ns) for f in listing.files]
+    files = tuple(zip(*rows, strict=True)) if rows else ((), (), (), ())
     counts = (sk.binary, sk.too_large, sk.undecodable, sk.unreadable, list(sk.paths))
     return marshal.dumps((key, ws.max_filesize, files, counts, listing.ignored))
 
@@ -163,9 +172,8 @@ def _collect(pid: int, fd: int) -> bytes | None:
 
 def _listing(files: Any, counts: Any, ignored: Any) -> FileList:
     from sleuth.model import SkipCounts
-    from sleuth.workspace.walker import FileEntry, FileList
+    from sleuth.workspace.walker import FileList, entries_of_columns
 
     binary, too_large, undecodable, unreadable, paths = counts
     skipped = SkipCounts(binary, too_large, undecodable, unreadable, list(paths))
-    entries = [FileEntry(p, s, m, c) for p, s, m, c in files]
-    return FileList(entries, skipped, int(ignored))
+    return FileList(entries_of_columns(*files), skipped, int(ignored))

@@ -95,6 +95,9 @@ class Tuning:
     tree take up to ~1.2 s to be in place."""
     ignore_cache_max: int = 4096
     """Compiled ignore files a workspace keeps between walks (dropped whole past it)."""
+    walk_processes: int = 1
+    """Above 1, a large walk splits into two processes (``workspace.walk_split``): so in the
+    CLI's listing child, whose walk of a large tree outlasts the engine imports; 1 elsewhere."""
     listing_digest_memo: int = 16
     """Listings whose digest is memoised by identity (a watched workspace hands out the same
     list until something changes)."""

@@ -252,6 +252,12 @@ class Daemon:
 
     def _run_cli(self, argv: Sequence[str]) -> int:
         def engine(root: str, no_ignore: bool) -> Any:
+            if os.path.realpath(root) != self.root:
+                # argv named another root than the client saw (``--root`` twice): answer it
+                # as a one-shot call would, never from this root's engine
+                from sleuth.api import Workbench
+
+                return Workbench(root, no_ignore=no_ignore, build_index=False, one_shot=True)
             bench = self._bench(no_ignore)
             bench.catch_up()
             return _Kept(bench)

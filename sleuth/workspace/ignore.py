@@ -1,9 +1,11 @@
 """Ignore files with git's semantics: ``.gitignore``, ``.ignore`` and ``.git/info/exclude``.
 
-Each ignore file compiles once into ``IgnoreRules``: one regex per entry kind (files, folders),
-an alternation of its lines in *reverse* order, so the first alternative that matches is the
-file's last matching line — git's "last line wins" in a single ``re`` call. ``m.lastindex`` names
-the line, and a table says whether that line was a ``!`` re-include.
+Each ignore file compiles once into ``IgnoreRules``: one ``ignore_match.LineMatcher`` per entry
+kind (files, folders) answers the number of the file's last matching line — git's "last line
+wins" — from tables for the literal shapes (names, ``*.ext``, prefixes, suffixes, paths) and
+regex alternations for the rest; a table says whether that line was a ``!`` re-include. The
+walker asks once per folder which tables can match there (``folder_levels``), then once per
+entry (``ignored_name``).
 
 ``IgnoreStack`` is the ordered list of rule sets that apply inside one folder, in the order they
 are consulted (ripgrep's precedence, which equals git's for git's own files):
@@ -26,9 +28,9 @@ tree semantics: it keeps ``neg/d/`` ignored under ``*`` + ``!*/``
 from __future__ import annotations
 
 import os
-import re
 import stat
 
+from sleuth.workspace.ignore_match import IgnoreLine, LineMatcher, View, is_empty, last_line
 from sleuth.workspace.paths import wildmatch_to_regex
 
 __all__ = [
@@ -39,6 +41,9 @@ __all__ = [
     "parse_lines",
     "find_repo",
     "base_stack",
+    "FolderLevels",
+    "folder_levels",
+    "ignored_name",
 ]
 
 _BOM = "\ufeff"
@@ -65,11 +70,11 @@ def _trim_trailing_spaces(line: str) -> str:
     return line[:last_space] if last_space >= 0 else line
 
 
-def parse_lines(text: str) -> list[tuple[str, bool, bool]]:
-    """(regex body, negated, folders only) for each effective line of an ignore file."""
+def parse_lines(text: str) -> list[IgnoreLine]:
+    """Each effective line of an ignore file, in file order."""
     if text.startswith(_BOM):
         text = text[1:]
-    rules: list[tuple[str, bool, bool]] = []
+    rules: list[IgnoreLine] = []
     for raw in text.split("\n"):
         if raw.endswith("\r"):
             raw = raw[:-1]
@@ -92,47 +97,45 @@ def parse_lines(text: str) -> list[tuple[str, bool, bool]]:
         body = wildmatch_to_regex(line)
         if body is None:
             continue
-        if not anchored:
-            body = "(?:.*/)?" + body  # a line without "/" matches the base name at any depth
-        rules.append((body, negated, dir_only))
+        rules.append(IgnoreLine(line, body, negated, dir_only, anchored))
     return rules
 
 
-def _compile(
-    rules: list[tuple[str, bool, bool]],
-) -> tuple[re.Pattern[str] | None, tuple[bool, ...]]:
-    if not rules:
-        return None, ()
-    ordered = rules[::-1]  # first alternative that matches = last line that matches
-    pattern = "|".join(f"({body})" for body, _, _ in ordered)
-    return re.compile(pattern, re.DOTALL), (False,) + tuple(neg for _, neg, _ in ordered)
-
-
 class IgnoreRules:
-    """The compiled lines of one ignore file."""
+    """The compiled lines of one ignore file (``ignore_match.LineMatcher``, one per entry kind)."""
 
-    __slots__ = ("source", "_file_re", "_file_neg", "_dir_re", "_dir_neg")
+    __slots__ = ("source", "_files", "_dirs", "_neg")
 
-    def __init__(self, rules: list[tuple[str, bool, bool]], source: str = "") -> None:
+    def __init__(self, rules: list[IgnoreLine], source: str = "") -> None:
         self.source = source
-        self._file_re, self._file_neg = _compile([r for r in rules if not r[2]])
-        self._dir_re, self._dir_neg = _compile(rules)
+        numbered = list(enumerate(rules, 1))
+        self._files = LineMatcher([(n, r) for n, r in numbered if not r.dir_only])
+        self._dirs = LineMatcher(numbered)
+        self._neg = (False, *(r.negated for r in rules))
 
     def __bool__(self) -> bool:
-        return self._dir_re is not None
+        return bool(self._dirs)
 
-    def decide(self, path: str, is_dir: bool) -> bool | None:
-        """True if ignored, False if re-included with ``!``, None if no line matches."""
-        if is_dir:
-            rx, neg = self._dir_re, self._dir_neg
-        else:
-            rx, neg = self._file_re, self._file_neg
-        if rx is None:
+    def views(self, prefix: str) -> tuple[View, View, tuple[bool, ...]] | None:
+        """(files' view, folders' view, ``!`` per line number) for the entries of the folder
+        ``prefix`` (its path from this file's folder); None when no line can match there."""
+        files, dirs = self._files.view(prefix), self._dirs.view(prefix)
+        if is_empty(dirs):  # the folders' lines include the files'
             return None
-        m = rx.fullmatch(path)
-        if m is None:
+        return files, dirs, self._neg
+
+    def decide(self, path: str, is_dir: bool, name: str | None = None) -> bool | None:
+        """True if ignored, False if re-included with ``!``, None if no line matches.
+
+        ``path`` is relative to the ignore file's folder; ``name`` is its base name when the
+        caller already has it.
+        """
+        if name is None:
+            name = path.rpartition("/")[2]
+        no = (self._dirs if is_dir else self._files).last_line(path, name)
+        if not no:
             return None
-        return not neg[m.lastindex or 0]
+        return not self._neg[no]
 
 
 class RulesCache:
@@ -185,12 +188,6 @@ class IgnoreLevel:
         self.strip = strip
         self.lead = lead
 
-    def decide(self, rel: str, is_dir: bool) -> bool | None:
-        path = rel[self.strip :] if self.strip else rel
-        if self.lead:
-            path = self.lead + path
-        return self.rules.decide(path, is_dir)
-
 
 class IgnoreStack:
     """The rule sets in force inside one folder, in precedence order (module docstring)."""
@@ -223,12 +220,30 @@ class IgnoreStack:
         return IgnoreStack(di, gi, self.exclude)
 
 
-def ignored(levels: tuple[IgnoreLevel, ...], rel: str, is_dir: bool) -> bool:
-    """Whether ``rel`` is ignored under ``levels`` (the first level with a verdict decides)."""
-    for level in levels:
-        verdict = level.decide(rel, is_dir)
-        if verdict is not None:
-            return verdict
+FolderLevels = tuple[tuple[View, View, tuple[bool, ...], str], ...]
+"""The levels in force in one folder, in precedence order, each as (files' view, folders' view,
+``!`` per line number, the folder's path from the level's folder with a trailing ``/`` or "");
+an entry's path for a level is that prefix + its name. Levels with no line that can match
+there are left out."""
+
+
+def folder_levels(levels: tuple[IgnoreLevel, ...], prefix: str) -> FolderLevels:
+    """``levels`` prepared for the entries of the folder ``prefix`` ("" or ``"a/b/"``)."""
+    out = []
+    for lv in levels:
+        pre = lv.lead + prefix[lv.strip :]
+        views = lv.rules.views(pre)
+        if views is not None:
+            out.append((*views, pre))
+    return tuple(out)
+
+
+def ignored_name(levels: FolderLevels, name: str, is_dir: bool) -> bool:
+    """Whether the entry ``name`` of the folder ``levels`` were prepared for is ignored."""
+    for files, dirs, neg, pre in levels:
+        no = last_line(dirs if is_dir else files, pre + name if pre else name, name)
+        if no:
+            return not neg[no]
     return False
 
 

@@ -395,8 +395,13 @@ class Workspace:
     def _walk(
         self, rel: str, include: Sequence[str], exclude: Sequence[str], any_size: bool
     ) -> FileList:
+        return self.walker(include, exclude, any_size).walk(rel)
+
+    def walker(self, include: Sequence[str], exclude: Sequence[str], any_size: bool) -> Walker:
+        """The walker behind ``list_files`` for these options (a cold listing of a validated
+        scope is ``walker(...).walk(scope)``; the CLI's listing child takes its rows)."""
         inc, exc = _split_globs(include, exclude)
-        walker = Walker(
+        return Walker(
             self._root,
             policy=self.policy,
             stack0=self._stack0(),
@@ -404,8 +409,8 @@ class Workspace:
             include=inc,
             exclude=exc,
             rules=self._rules,
+            processes=self.tuning.walk_processes,
         )
-        return walker.walk(rel)
 
     # -- contents ----------------------------------------------------------------------------
 

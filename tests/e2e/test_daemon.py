@@ -362,3 +362,18 @@ def test_the_cli_suites_pass_through_the_daemon(tmp_path: Path) -> None:
     assert "[100%]" in proc.stdout and "F" not in proc.stdout.split("[100%]")[0]
     served = list(base.rglob("daemon.lock"))
     assert len(served) >= 10  # the calls went to daemons, one per workspace
+
+
+def test_a_second_root_in_argv_is_answered_for_that_root(
+    running: Path, make_workspace: MakeWorkspace
+) -> None:
+    other = make_workspace({"b.py": "def only_in_b():\n    pass\n"})
+    # The last --root wins for the client and the parser alike: never the running daemon.
+    proc = subprocess.run(
+        [sys.executable, "-m", "sleuth", "--root", str(running), "search", "only_in_b"]
+        + ["--json", "--root", str(other)],
+        capture_output=True,
+        env=daemon_env(),
+        timeout=120,
+    )
+    assert search_paths(proc) == [("b.py", 1)]

@@ -218,6 +218,13 @@ PATTERNS = [
     "**/a/",
     "a*",
     "\\!x",
+    # shapes the matcher answers from tables (prefix, suffix, literal path) or by depth
+    "c.*",
+    "*xt",
+    "!*g",
+    "*/c.txt",
+    "/a/b",
+    "a/*/c.txt",
 ]
 
 files_strategy = st.lists(

@@ -7,6 +7,7 @@ import os
 import threading
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -252,13 +253,14 @@ def test_list_files_prunes_ignored_folders_on_this_repo(monkeypatch: pytest.Monk
     repo = Path(__file__).resolve().parents[2]
     ws = Workspace(repo)
     scanned: list[str] = []
-    real_scandir = os.scandir
+    real_open = os.open
 
-    def recording(path: str) -> object:
-        scanned.append(os.path.relpath(path, repo).replace(os.sep, "/"))
-        return real_scandir(path)
+    def recording(path: str, flags: int, *args: Any, **kwargs: Any) -> int:
+        if flags & os.O_DIRECTORY:  # the walker scans each folder through a descriptor
+            scanned.append(os.path.relpath(path, repo).replace(os.sep, "/"))
+        return real_open(path, flags, *args, **kwargs)
 
-    monkeypatch.setattr(os, "scandir", recording)
+    monkeypatch.setattr(os, "open", recording)
     listing = ws.list_files()
     monkeypatch.undo()
     assert "sleuth/workspace/walker.py" in paths(listing)

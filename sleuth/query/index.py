@@ -5,7 +5,12 @@ it may say "maybe" but never "no" for a file that matches. To keep that promise 
 with the listing by (size, mtime) before every use, and files modified within the last two
 seconds of being indexed (whose mtime could hide a second same-size write, git's "racy" case)
 are always candidates. It lives in ``.sleuth/trigram.idx`` so a cold CLI call can load it;
-long-running faces build it in a background thread after their first search.
+long-running faces build it in a background thread after their first search, ``sleuth index``
+in the foreground with ``on_progress(done_files, total_files)`` for a progress bar.
+
+Files are read for the index with ``Workspace.read_fresh``: it bypasses the content cache (a
+cold build would otherwise fill it with the whole tree) and takes no lock, so the bulk build can
+read in forked workers (``text_search.trigram_build``) even beside a face's other threads.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ from collections.abc import Sequence
 
 from sleuth.errors import SleuthError
 from sleuth.prefilter import Literals
-from sleuth.text_search.trigram import TrigramIndex
+from sleuth.text_search.trigram import BuildPlan, Progress, TrigramIndex
 from sleuth.workspace import FileEntry, Workspace
 
 __all__ = ["IndexKeeper", "INDEX_FILE"]
@@ -35,9 +40,10 @@ def _key(f: FileEntry) -> tuple[int, int]:
 class IndexKeeper:
     """Loads, builds, syncs and saves the workspace's trigram index."""
 
-    def __init__(self, ws: Workspace, *, build: bool) -> None:
+    def __init__(self, ws: Workspace, *, build: bool, plan: BuildPlan | None = None) -> None:
         self._ws = ws
         self._build = build
+        self._plan = plan or BuildPlan()
         self._lock = threading.Lock()
         self._index: TrigramIndex | None = None
         self._racy: set[str] = set()
@@ -52,7 +58,7 @@ class IndexKeeper:
         return self._index is not None
 
     def _read(self, path: str) -> bytes | None:
-        ft = self._ws.read(path)
+        ft = self._ws.read_fresh(path)
         return None if ft is None else ft.data
 
     def _mark_racy(self, files: Sequence[FileEntry]) -> None:
@@ -78,7 +84,8 @@ class IndexKeeper:
                     self._thread.start()
                 return
             if whole:
-                changed = index.sync([(f.path, *_key(f)) for f in files], self._read)
+                entries = [(f.path, *_key(f)) for f in files]
+                changed = index.sync(entries, self._read, plan=self._plan)
             else:
                 changed = 0
                 for f in files:
@@ -97,7 +104,7 @@ class IndexKeeper:
 
     def _build_in_background(self, files: list[FileEntry]) -> None:
         index = TrigramIndex()
-        index.sync([(f.path, *_key(f)) for f in files], self._read)
+        index.sync([(f.path, *_key(f)) for f in files], self._read, plan=self._plan)
         with self._lock:
             self._index = index
             self._mark_racy(files)
@@ -110,11 +117,15 @@ class IndexKeeper:
             thread.join(timeout)
         return self.ready
 
-    def build_now(self, files: Sequence[FileEntry]) -> int:
-        """Build (or bring up to date) the index in the foreground; returns files indexed."""
+    def build_now(self, files: Sequence[FileEntry], on_progress: Progress | None = None) -> int:
+        """Build (or bring up to date) the index in the foreground; returns files indexed.
+
+        ``on_progress(done_files, total_files)`` is called as files are indexed (from this
+        thread), the totals counting only the new and changed files."""
         with self._lock:
             index = self._index or TrigramIndex()
-            count = index.sync([(f.path, *_key(f)) for f in files], self._read)
+            entries = [(f.path, *_key(f)) for f in files]
+            count = index.sync(entries, self._read, on_progress=on_progress, plan=self._plan)
             self._index = index
             self._mark_racy(files)
         self._save(index)

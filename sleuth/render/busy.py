@@ -49,7 +49,10 @@ class Busy:
             if self._progress is not None:
                 self._show()
             elif what and self._timer is None:
-                wait = max(0.0, self._delay_s - (time.monotonic() - self._since))
+                wait = self._delay_s - (time.monotonic() - self._since)
+                if wait <= 0:
+                    self._draw()
+                    return
                 self._timer = threading.Timer(wait, self._appear)
                 self._timer.daemon = True
                 self._timer.start()
@@ -59,27 +62,31 @@ class Busy:
             self._timer = None
             if self._closed or not self._state[0]:
                 return  # the step ended before its second was up
-            from rich.console import Console
-            from rich.progress import (
-                BarColumn,
-                MofNCompleteColumn,
-                Progress,
-                TextColumn,
-                TimeElapsedColumn,
-            )
+            self._draw()
 
-            console = Console(file=self._stream, highlight=False, markup=False, emoji=False)
-            self._progress = Progress(
-                TextColumn("{task.description}"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TimeElapsedColumn(),
-                console=console,
-                transient=True,
-            )
-            self._progress.start()
-            self._task = self._progress.add_task(self._state[0], total=None)
-            self._show()
+    def _draw(self) -> None:
+        """Start the bar (the lock held)."""
+        from rich.console import Console
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+        )
+
+        console = Console(file=self._stream, highlight=False, markup=False, emoji=False)
+        self._progress = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=console,
+            transient=True,
+        )
+        self._progress.start()
+        self._task = self._progress.add_task(self._state[0], total=None)
+        self._show()
 
     def _show(self) -> None:
         progress, task = self._progress, self._task

@@ -339,10 +339,18 @@ class Workbench:
 
         return recovered(self.workspace)
 
-    def index_now(self) -> int:
-        """Build or refresh the on-disk trigram index in the foreground (``sleuth index``)."""
+    def index_now(self, on_progress: Callable[[int, int], None] | None = None) -> int:
+        """Build or refresh the on-disk trigram index in the foreground (``sleuth index``);
+        ``on_progress(done_files, total_files)`` follows it, else the workspace's progress
+        (docs/faces.md#progress)."""
         files = self.workspace.list_files().files
-        return self.index.build_now(files)
+        if on_progress is None:
+            ws = self.workspace
+
+            def on_progress(done: int, total: int) -> None:
+                ws.report("building the trigram index" if done < total else "", done, total)
+
+        return self.index.build_now(files, on_progress)
 
     def _close_resources(self) -> None:
         self._searches.close()

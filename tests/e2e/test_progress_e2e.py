@@ -53,3 +53,11 @@ def test_a_graph_build_shows_progress_on_a_terminal_only(make_workspace: MakeWor
     )
     assert piped.returncode == 0, piped.stderr
     assert "building" not in piped.stderr and "building" not in piped.stdout
+
+
+def test_sleuth_index_shows_its_progress_on_a_terminal(make_workspace: MakeWorkspace) -> None:
+    root = make_workspace(_many_files())
+    code, shown = _on_terminal(["index", "--root", str(root)])
+    assert code == 0, shown
+    assert "building the trigram index" in shown
+    assert "300 files" in shown

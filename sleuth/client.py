@@ -92,14 +92,18 @@ def relay(argv: Sequence[str], root: str) -> int | None:
             stream.flush()
         wire.send_frame(sock, wire.encode(fields), (0, 1, 2))
         try:
-            body, _ = wire.recv_frame(sock)
-        except (OSError, ConnectionError, ValueError):
-            return _lost(argv)
+            answer = wire.decode(wire.recv_frame(sock)[0])
+        except (OSError, ValueError):
+            return None  # not taken (a daemon on its way out): nothing was run, answer here
+        if answer == ["running"]:
+            try:
+                answer = wire.decode(wire.recv_frame(sock)[0])
+            except (OSError, ValueError):
+                return _lost(argv)
     except OSError:
         return None  # nothing was handed over: answer here
     finally:
         sock.close()
-    answer = wire.decode(body)
     if len(answer) == 2 and answer[0] == "exit" and answer[1].lstrip("-").isdigit():
         return int(answer[1])
     return None

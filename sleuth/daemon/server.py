@@ -76,6 +76,7 @@ class Daemon:
         self._busy = 0
         self._ino: tuple[int, int] | None = None
         self._sock_path = wire.socket_path(self.root)
+        self._handlers: list[threading.Thread] = []
 
     # -- life ------------------------------------------------------------------------------
 
@@ -98,7 +99,9 @@ class Daemon:
                 self._warm()
                 self._accept_loop(listener)
             finally:
-                listener.close()
+                listener.close()  # a caller not accepted yet is refused, and answers itself
+                for handler in self._handlers:
+                    handler.join()  # a call under way finishes and says so before we go
                 if self._still_ours():
                     with contextlib.suppress(OSError):
                         os.unlink(self._sock_path)
@@ -156,9 +159,11 @@ class Daemon:
                 return
             if conn is not None:
                 conn.settimeout(None)
-                threading.Thread(
+                handler = threading.Thread(
                     target=self._handle, args=(conn,), name="sleuth-daemon-call", daemon=True
-                ).start()
+                )
+                self._handlers = [t for t in self._handlers if t.is_alive()] + [handler]
+                handler.start()
             if not self._still_ours() or not os.path.isdir(self.root):
                 return  # .sleuth/ deleted, or displaced: go without touching anything
             idle = time.monotonic() - self._last_call
@@ -200,7 +205,7 @@ class Daemon:
                 self.stop()
                 conn.sendall(wire.encode(["status", json.dumps(self.status())]))
             elif kind == "call" and len(fds) == 3:
-                answer = self._call(fields[2:], fds)
+                answer = self._call(fields[2:], fds, lambda: conn.sendall(wire.encode(["running"])))
                 fds = []  # the call's streams closed them
                 conn.sendall(wire.encode(answer))
             else:
@@ -223,7 +228,9 @@ class Daemon:
             "idle_exit_s": self.settings.idle_s,
         }
 
-    def _call(self, fields: list[str], fds: list[int]) -> list[str]:
+    def _call(self, fields: list[str], fds: list[int], running: Callable[[], None]) -> list[str]:
+        """Run one call; ``running`` tells the client, before anything is done, that it is
+        taken (until then a lost connection means the call was not run at all)."""
         root, cwd, out_enc, out_errors, err_enc, err_errors, count = fields[:7]
         env_end = 7 + int(count)
         env = dict(e.split("=", 1) for e in fields[7:env_end] if "=" in e)
@@ -240,6 +247,7 @@ class Daemon:
                 if not self.settings.reload(self.root).enabled:
                     self.stop()
                     return ["declined", "[tool.sleuth] daemon = false"]
+                running()
                 with _as_client(cwd, env, streams):
                     code = self._run_cli(argv)
                 self._calls += 1

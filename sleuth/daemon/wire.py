@@ -11,7 +11,9 @@ answers with one frame. A frame is a 4-byte big-endian length, then fields joine
 trips). Request fields: ``MAGIC``, the kind (``call``, ``status``, ``stop``), then for a call
 the root the client resolved, its cwd, the encodings and error handlers of its stdout and
 stderr, the count of environment entries, the entries (``K=V``) and argv. Answer fields: the
-kind (``exit``, ``declined``, ``status``) and its value.
+kind (``exit``, ``declined``, ``status``) and its value; a call taken is first answered
+``running`` (before it does anything), so a client whose connection drops before that frame
+knows the call was not run and answers it itself.
 """
 
 from __future__ import annotations

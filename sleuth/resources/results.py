@@ -8,8 +8,12 @@ the registry:
 - each match is stored as a row holding its location, stamp and JSON body; a capture's
   reference is derived from its match's row (``RESULT#H:N:NAME``), so no row is written per
   capture;
-- the rows a pager stored last stay in memory (bounded), so the pages cut from them are not
-  read back and decoded from the registry, which holds the same rows;
+- the rows a pager stored last stay in memory (bounded; the rows of a later page's store join
+  them), so the pages cut from them are not read back and decoded from the registry, which
+  holds the same rows;
+- a page with a text budget estimates its fit on a window of its first matches that grows
+  until the budget is spent, not on every match of the page (a 16 KiB page of function bodies
+  shows a few dozen of 500);
 - a page served through a cursor refuses when a file of it is denied now (the access rules
   changed since the search).
 """
@@ -33,58 +37,46 @@ from sleuth.resources.response import SearchResult, match_body, numbered
 __all__ = ["SearchPager"]
 
 RECENT_MAX = 20_000  # the last rows stored are kept in memory up to this many
-
-
-def _capture_fields(
-    result_id: str, n: int, m: Match
-) -> tuple[dict[str, Any] | None, dict[str, list[int]]]:
-    """The captures of docs/json.md#captures, ``{"NAME": {"text", "ref", "nodes"}}``, and the
-    spans their refs select.
-
-    A capture reference is derived from the match's own row (``RESULT#H:N:NAME``) and
-    resolved from the spans stored in the match body, so no row is written per capture.
-    """
-    if m.captures is None:
-        return None, {}
-    shown: dict[str, Any] = {}
-    spans: dict[str, list[int]] = {}
-    ref = capture_ref(result_id, n, "")  # + the capture's name
-    for name, cap in m.captures.items():
-        shown[name] = {"text": cap["text"], "ref": ref + name, "nodes": cap["nodes"]}
-        spans[name] = [cap["start_byte"], cap["end_byte"], cap["line"], cap["end_line"]]
-    return shown, spans
+FIT_WINDOW = 64  # matches a budgeted page first estimates its fit on (then 4x, ...)
 
 
 def _rows(result_id: str, start_n: int, matches: list[Match]) -> list[MatchRow]:
+    """The registry rows of ``matches`` numbered from ``start_n``.
+
+    A match's captures are stored as docs/json.md#captures shows them (``{"NAME": {"text",
+    "ref", "nodes"}}``) beside the spans their references select (``CAPTURE_SPANS``): a
+    capture reference (``RESULT#H:N:NAME``) is derived from its match's row, so no row is
+    written per capture.
+    """
     rows: list[MatchRow] = []
-    for i, m in enumerate(matches):
+    prefix = capture_ref(result_id, 1, "")[: -len("1:")]  # RESULT#H: (+ n:NAME)
+    for n, m in enumerate(matches, start=start_n):
         body = match_body(m)
-        shown, spans = _capture_fields(result_id, start_n + i, m)
-        if shown is not None:
-            body["captures"] = shown
-            body[CAPTURE_SPANS] = spans
+        caps = m.captures
+        if caps is not None:
+            ref = f"{prefix}{n}:"
+            body["captures"] = {
+                name: {"text": c["text"], "ref": ref + name, "nodes": c["nodes"]}
+                for name, c in caps.items()
+            }
+            # tuples (JSON arrays all the same): the collector stops tracking them, so the
+            # rows a pager keeps cost full collections less
+            body[CAPTURE_SPANS] = {
+                name: (c["start_byte"], c["end_byte"], c["line"], c["end_line"])
+                for name, c in caps.items()
+            }
         rows.append(
-            MatchRow(
-                n=start_n + i,
-                path=m.path,
-                start_byte=m.start_byte,
-                end_byte=m.end_byte,
-                line=m.line,
-                end_line=m.end_line,
-                stamp=m.stamp,
-                body=body,
-            )
+            MatchRow(n, m.path, m.start_byte, m.end_byte, m.line, m.end_line, m.stamp, body)
         )
     return rows
 
 
-def _shown(body: dict[str, Any]) -> dict[str, Any]:
-    """A stored body as a page shows it (without the capture spans kept for references);
-    ``body`` itself is left as it is (it may be a row kept in memory)."""
-    if CAPTURE_SPANS in body:
-        body = dict(body)
-        del body[CAPTURE_SPANS]
-    return body
+def _shown(result_id: str, row: MatchRow) -> dict[str, Any]:
+    """A stored row as a page shows it: numbered, without the capture spans kept for
+    references (the row's own body is left as it is: it may be kept in memory)."""
+    out = numbered(result_id, row.n, row.body)
+    out.pop(CAPTURE_SPANS, None)
+    return out
 
 
 def _incomplete_reason(skipped: SkipCounts) -> str | None:
@@ -168,6 +160,12 @@ class SearchPager:
             )
         else:
             self._registry.put_result(row, rows)
+        recent = self._recent
+        if extend and recent is not None and recent[0] == row.id and rows:
+            held = recent[1]
+            if held and held[-1].n + 1 == rows[0].n:
+                # the pages walk forward across the seam of two stores: keep both sides
+                rows = (held + rows)[-RECENT_MAX:]
         self._recent = (row.id, rows) if 0 < len(rows) <= RECENT_MAX else None
 
     def _stored_rows(self, row: ResultRow, first: int, limit: int) -> list[MatchRow]:
@@ -218,16 +216,29 @@ class SearchPager:
         the search run stores at least one match past the page when there are more. With
         ``max_bytes`` the page ends at the last match whose compact rendering fits
         (docs/faces.md#budgets), and its cursor continues right after it."""
-        result = self._page(row, query, first, limit, cursor=cursor)
-        if max_bytes is None or not result.matches:
-            return result
+        if max_bytes is None:
+            return self._page(row, query, first, limit, cursor=cursor)
         from sleuth.render.search import compact_fit, search_compact
 
+        # The fit is estimated on a window of the page that grows until the budget is spent:
+        # a 16 KiB page of long matches shows a few dozen of 500, and rendering all 500 to
+        # keep a tenth of them cost ten times the rendering of what is shown.
+        window = FIT_WINDOW
+        while True:
+            rows, whole = self._window(row, first, limit, window)
+            more = row.stored >= first + limit if whole else True
+            result = self._result(row, query, first, rows, more, cursor=cursor)
+            if not rows:
+                return result
+            keep = compact_fit(result.to_json(), max_bytes)
+            if keep < len(rows) or whole:
+                break
+            window *= 4
         matches = result.matches
-        keep = compact_fit(result.to_json(), max_bytes)
+        secret = self._registry.secret if keep < len(matches) else b""
         while keep < len(matches):
             result.matches = matches[:keep]
-            result.next_cursor = encode_cursor(self._registry.secret, row.id, first + keep)
+            result.next_cursor = encode_cursor(secret, row.id, first + keep)
             result.extra["cut"] = "max_bytes"
             # the estimate is checked against the rendering itself (its last lines included)
             if keep == 1 or len(search_compact(result.to_json()).encode()) <= max_bytes:
@@ -235,19 +246,53 @@ class SearchPager:
             keep -= 1
         return result
 
+    def _window(
+        self, row: ResultRow, first: int, limit: int, window: int
+    ) -> tuple[list[MatchRow], bool]:
+        """The page's first ``window`` stored rows and the rest of the last one's file (a
+        match hides the context lines that other matches of its file cover, so the estimate
+        never splits a file), and whether they are the whole page."""
+        page_rows = max(0, min(limit, row.stored - first + 1))
+        if window >= page_rows:
+            return self._stored_rows(row, first, limit), True
+        rows = self._stored_rows(row, first, window + 1)
+        last = rows[window - 1].path if len(rows) >= window else None
+        while rows and len(rows) < page_rows and rows[-1].path == last:
+            more = self._stored_rows(row, first + len(rows), min(window, page_rows - len(rows)))
+            if not more:
+                break
+            rows.extend(more)
+        end = min(window, len(rows))
+        while end < len(rows) and rows[end].path == last:
+            end += 1
+        return rows[:end], end >= page_rows
+
     def _page(
         self, row: ResultRow, query: str, first: int, limit: int, *, cursor: bool
     ) -> SearchResult:
         rows = self._stored_rows(row, first, limit)
+        more = row.stored >= first + limit  # one more than the page is stored when more exist
+        return self._result(row, query, first, rows, more, cursor=cursor)
+
+    def _result(
+        self,
+        row: ResultRow,
+        query: str,
+        first: int,
+        rows: list[MatchRow],
+        more: bool,
+        *,
+        cursor: bool,
+    ) -> SearchResult:
+        """``rows`` (matches ``first``...; ``more``: a cursor continues them) as a page."""
         denied = self._is_denied
-        if cursor and denied is not None and any(denied(r.path) for r in rows):
+        if cursor and denied is not None and any(denied(p) for p in {r.path for r in rows}):
             # stored text of a file cloaked since the search must not be served (docs/faces.md)
             raise InvalidQuery(
                 "this result was made under other access rules (the deny list changed since "
                 "the search): search again",
             )
-        more = row.stored >= first + limit  # one more than the page is stored when more exist
-        matches = [numbered(row.id, r.n, _shown(r.body)) for r in rows]
+        matches = [_shown(row.id, r) for r in rows]
         next_cursor = (
             encode_cursor(self._registry.secret, row.id, first + len(rows))
             if more and rows

@@ -13,6 +13,7 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e '.[test]' --config-settings editable_mode=compat
 	bash scripts/install_tools.sh
+	$(BIN)/python -m sleuth.semantic.static  # the semantic: token table, once per machine
 	touch $(STAMP)
 
 run: $(STAMP)

@@ -2,9 +2,10 @@
 
 The semantic engine ranks chunks; this module gives it what it may not fetch itself: the
 declarations of each file, from the tree-sitter tags the graph and ``symbols:`` use (the
-engines never import each other), and a progress bar on a terminal while a first index is
-built. Its answer is score-ordered ``path_matches`` (as fuzzy ``files:``), each spanning its
-chunk and marked as location hints.
+engines never import each other), and the progress of a first index build (and of the token
+table computed from the model, once per machine) to the workspace. Its answer is
+score-ordered ``path_matches`` (as fuzzy ``files:``), each spanning its chunk and marked as
+location hints.
 
 A stale chunk is never answered from: every hit's file is read again and its stamp compared
 with the stamp the chunk was cut from. A file that changed since the sync (or went away) is
@@ -14,21 +15,20 @@ left out and named in a note.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from sleuth.errors import InvalidQuery, Unsupported
 from sleuth.query.request import MAX_LIMIT
-from sleuth.workspace import FileEntry
+from sleuth.workspace import FileEntry, Workspace
 
 if TYPE_CHECKING:
     from sleuth.query.execute import Engines, Prepared
     from sleuth.semantic import Decl, Hit, SemanticIndex
     from sleuth.workspace.text import FileText
 
-__all__ = ["plan_semantic", "decls_of", "terminal_progress"]
+__all__ = ["plan_semantic", "decls_of", "reporter"]
 
 
 def decls_of(path: str, data: bytes) -> list[Decl] | None:
@@ -44,32 +44,24 @@ def decls_of(path: str, data: bytes) -> list[Decl] | None:
     return [(d.start_byte, d.end_byte, d.name, d.kind, d.container) for d in tags.defs]
 
 
-def terminal_progress() -> Callable[[int, int], None] | None:
-    """A one-line progress bar on stderr when it is a terminal, else None (no output)."""
-    stream = sys.stderr
-    if not stream.isatty():
-        return None
+def reporter(ws: Workspace, what: str) -> Callable[[int, int], None]:
+    """``(done, total)`` of a long step, said to the workspace's progress (a face shows it on
+    a terminal, never on a pipe or with ``--json``: docs/faces.md#progress)."""
 
-    def show(done: int, total: int) -> None:
-        width = 30
-        filled = width * done // max(total, 1)
-        end = "\n" if done >= total else ""
-        stream.write(
-            f"\rsleuth: semantic index [{'#' * filled}{'.' * (width - filled)}] "
-            f"{done}/{total} chunks{end}"
-        )
-        stream.flush()
+    def report(done: int, total: int) -> None:
+        ws.report(what if done < total else "", done, total)
 
-    return show
+    return report
 
 
 def _index(prepared: Prepared, engines: Engines) -> SemanticIndex:
-    from sleuth.semantic import MISSING, SemanticIndex, available
+    from sleuth.semantic import MISSING, SemanticIndex, StaticEncoder, available
 
     if not available():
         raise Unsupported(MISSING, details={"prefix": "semantic:", "mode": "semantic"})
     if engines.semantic is None or engines.semantic.ws is not prepared.ws:
-        engines.semantic = SemanticIndex(prepared.ws)
+        table = reporter(prepared.ws, "computing the semantic token table (once per machine)")
+        engines.semantic = SemanticIndex(prepared.ws, StaticEncoder(progress=table))
     return engines.semantic
 
 
@@ -103,7 +95,7 @@ def plan_semantic(prepared: Prepared, engines: Engines, everything: list[FileEnt
         )
     index = _index(prepared, engines)
     req = prepared.request
-    index.sync(everything, decls_of, terminal_progress())
+    index.sync(everything, decls_of, reporter(prepared.ws, "building the semantic index"))
     whole = prepared.scope == "" and not req.include and not req.exclude
     scope = None if whole else {f.path for f in prepared.files}
     threshold = req.threshold or 0.0

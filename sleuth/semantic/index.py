@@ -25,15 +25,19 @@ import numpy as np
 import xxhash
 
 from sleuth.semantic.chunks import Chunk, Decl, chunk_file
-from sleuth.semantic.encoder import DIM, Encoder, Vectors
+from sleuth.semantic.encoder import TextEncoder, Vectors
+from sleuth.semantic.static import StaticEncoder
 from sleuth.semantic.store import FileRow, IndexedChunk, SemanticStore
 from sleuth.semantic.tokens import tokens
 from sleuth.workspace import FileEntry, Workspace
 from sleuth.workspace.workspace import STATE_DIR
 
-__all__ = ["SemanticIndex", "Hit", "DeclsOf", "Progress", "ALPHA", "K1", "B"]
+__all__ = ["SemanticIndex", "Hit", "DeclsOf", "Progress", "ALPHA", "K1", "B", "TITLE_WEIGHT"]
 
 ALPHA = 0.5
+TITLE_WEIGHT = 4
+"""How many times a declaration's "kind name" line is embedded: in a mean of token vectors a
+name of three words would otherwise weigh as little as three of a body's hundred."""
 K1 = 1.2
 B = 0.75
 
@@ -61,7 +65,7 @@ class Hit:
 
 
 def _embed_text(chunk: Chunk) -> str:
-    head = f"{chunk.kind} {chunk.title}\n" if chunk.title else ""
+    head = f"{chunk.kind} {chunk.title}\n" * TITLE_WEIGHT if chunk.title else ""
     return head + chunk.text
 
 
@@ -87,16 +91,18 @@ def _index_chunk(chunk: Chunk, digest: str) -> IndexedChunk:
 class SemanticIndex:
     """The index of one workspace, warm in memory, persisted in ``.sleuth/semantic.sqlite3``."""
 
-    def __init__(self, ws: Workspace, encoder: Encoder | None = None) -> None:
+    def __init__(self, ws: Workspace, encoder: TextEncoder | None = None) -> None:
         self.ws = ws
-        self.encoder = encoder or Encoder()
-        self._store = SemanticStore(ws.root / STATE_DIR)
+        self.encoder: TextEncoder = encoder or StaticEncoder()
+        self._store = SemanticStore(ws.root / STATE_DIR, self.encoder.model_id, self.encoder.dim)
         self._rows: dict[str, FileRow] | None = None
         self._df: Counter[str] = Counter()
-        self._holders: dict[str, set[str]] = {}  # term -> paths with a chunk holding it
+        # term -> path -> positions of that file's chunks holding it: a query walks only the
+        # chunks with its terms, not every chunk of every file that has one
+        self._postings: dict[str, dict[str, list[int]]] = {}
         self._length = 0  # tokens over all chunks
         self._count = 0  # chunks
-        self._matrix: tuple[Vectors, list[tuple[str, int]]] | None = None
+        self._matrix: tuple[Vectors, list[tuple[str, int]], dict[str, int]] | None = None
 
     # -- keeping up with the files ----------------------------------------------------------
 
@@ -104,7 +110,7 @@ class SemanticIndex:
         if self._rows is None or self._store.replaced():
             self._rows = {}
             self._df.clear()
-            self._holders.clear()
+            self._postings.clear()
             self._length = self._count = 0
             self._matrix = None
             for row in self._store.load().values():
@@ -114,14 +120,12 @@ class SemanticIndex:
     def _add(self, row: FileRow) -> None:
         assert self._rows is not None
         self._rows[row.path] = row
-        seen: set[str] = set()
-        for c in row.chunks:
+        for i, c in enumerate(row.chunks):
             self._df.update(c.terms.keys())
-            seen.update(c.terms)
             self._length += c.length
+            for term in c.terms:
+                self._postings.setdefault(term, {}).setdefault(row.path, []).append(i)
         self._count += len(row.chunks)
-        for term in seen:
-            self._holders.setdefault(term, set()).add(row.path)
         self._matrix = None
 
     def _remove(self, path: str) -> None:
@@ -133,11 +137,11 @@ class SemanticIndex:
             self._df.subtract(c.terms.keys())
             self._length -= c.length
             for term in c.terms:
-                holders = self._holders.get(term)
+                holders = self._postings.get(term)
                 if holders is not None:
-                    holders.discard(path)
+                    holders.pop(path, None)
                     if not holders:
-                        del self._holders[term]
+                        del self._postings[term]
         self._count -= len(row.chunks)
         self._matrix = None
 
@@ -200,8 +204,10 @@ class SemanticIndex:
         texts = [_embed_text(c) for _, chunks in fresh for c in chunks]
         digests = [_digest(t) for t in texts]
         missing = [i for i, d in enumerate(digests) if d not in known]  # only new text is encoded
-        vectors = np.zeros((len(texts), DIM), dtype=np.float32)
+        vectors = np.zeros((len(texts), self.encoder.dim), dtype=np.float32)
         step = max(self.encoder.batch * 8, 1)
+        if progress is not None and missing:
+            progress(0, len(missing))  # the step starts: a face may show it
         for at in range(0, len(missing), step):
             part = missing[at : at + step]
             vectors[part] = self.encoder.encode([texts[i] for i in part])
@@ -226,13 +232,20 @@ class SemanticIndex:
 
     # -- answering --------------------------------------------------------------------------
 
-    def _vectors(self) -> tuple[Vectors, list[tuple[str, int]]]:
+    def _vectors(self) -> tuple[Vectors, list[tuple[str, int]], dict[str, int]]:
+        """Every chunk's vector, its (path, position), and where each file's chunks start."""
         if self._matrix is None:
             rows = self._rows_now()
             owners = [(p, i) for p, row in rows.items() for i in range(len(row.chunks))]
+            first: dict[str, int] = {}
+            at = 0
+            for p, row in rows.items():
+                first[p] = at
+                at += len(row.chunks)
             parts = [row.vectors for row in rows.values() if len(row.chunks)]
-            matrix = np.concatenate(parts) if parts else np.zeros((0, DIM), dtype=np.float32)
-            self._matrix = (matrix, owners)
+            dim = self.encoder.dim
+            matrix = np.concatenate(parts) if parts else np.zeros((0, dim), dtype=np.float32)
+            self._matrix = (matrix, owners, first)
         return self._matrix
 
     def search(
@@ -247,10 +260,9 @@ class SemanticIndex:
         """The best ``limit`` chunks for ``query`` scoring at least ``threshold`` (in ``paths``
         only, when given)."""
         rows = self._rows_now()
-        matrix, owners = self._vectors()
+        matrix, owners, first = self._vectors()
         if not owners:
             return []
-        where = {key: n for n, key in enumerate(owners)}
         lexical = np.zeros(len(owners), dtype=np.float32)
         terms = set(tokens(query))
         avg = self._length / self._count if self._count else 1.0
@@ -261,12 +273,13 @@ class SemanticIndex:
                 continue
             idf = math.log(1 + (self._count - df + 0.5) / (df + 0.5))
             bound += idf * (K1 + 1)
-            for path in self._holders.get(term, ()):
-                for i, c in enumerate(rows[path].chunks):
-                    tf = c.terms.get(term)
-                    if tf:
-                        norm = K1 * (1 - B + B * c.length / avg)
-                        lexical[where[(path, i)]] += idf * tf * (K1 + 1) / (tf + norm)
+            for path, where in self._postings.get(term, {}).items():
+                chunks, base = rows[path].chunks, first[path]
+                for i in where:
+                    c = chunks[i]
+                    tf = c.terms[term]
+                    norm = K1 * (1 - B + B * c.length / avg)
+                    lexical[base + i] += idf * tf * (K1 + 1) / (tf + norm)
         if bound > 0:
             lexical /= bound
         dense = np.zeros(len(owners), dtype=np.float32)

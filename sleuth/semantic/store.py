@@ -2,10 +2,10 @@
 
 One row per indexed file: its stat signature (size, mtime_ns) and stamp as last indexed, its
 chunks (``marshal``-ed tuples: range, lines, kind, title, term counts, length, text digest)
-and its vectors
-(float16, ``DIM`` per chunk). A sync rewrites only the rows of files whose stamp changed and
+and its vectors (float16, the encoder's ``dim`` per chunk). A sync rewrites only the rows of files whose stamp changed and
 deletes the rows of files that went away, in one transaction. It is a cache: a missing,
-corrupt, or other-version file (format, model) loads as empty and is rebuilt; ``.sleuth/`` may
+corrupt, or other-version file (format, or the encoder's ``model_id``: vectors of two models are
+never compared) loads as empty and is rebuilt; ``.sleuth/`` may
 be deleted at any time (``SqliteFile`` reopens it).
 """
 
@@ -19,15 +19,21 @@ from pathlib import Path
 
 import numpy as np
 
-from sleuth.semantic.encoder import DIM, MODEL_ID, Vectors
+from sleuth.semantic.encoder import Vectors
 from sleuth.workspace.sqlite_file import SqliteFile
 from sleuth.workspace.workspace import make_state_dir
 
-__all__ = ["IndexedChunk", "FileRow", "SemanticStore", "FILE_NAME", "FORMAT"]
+__all__ = ["IndexedChunk", "FileRow", "SemanticStore", "FILE_NAME", "FORMAT", "format_of"]
 
 FILE_NAME = "semantic.sqlite3"
-FORMAT = f"2/{MODEL_ID}/marshal-{marshal.version}"
+FORMAT = 4
 """Bumped when what a row means changes; a file of another format is rebuilt."""
+
+
+def format_of(model_id: str, dim: int) -> str:
+    """The ``meta`` format value of an index of vectors from ``model_id`` (``dim`` wide)."""
+    return f"{FORMAT}/{model_id}/{dim}/marshal-{marshal.version}"
+
 
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -64,7 +70,7 @@ class FileRow:
     mtime_ns: int
     stamp: str
     chunks: list[IndexedChunk] = field(default_factory=list)
-    vectors: Vectors = field(default_factory=lambda: np.zeros((0, DIM), dtype=np.float32))
+    vectors: Vectors = field(default_factory=lambda: np.zeros((0, 0), dtype=np.float32))
 
 
 def _pack(row: FileRow) -> tuple[bytes, bytes]:
@@ -77,29 +83,22 @@ def _pack(row: FileRow) -> tuple[bytes, bytes]:
     return chunks, row.vectors.astype(np.float16).tobytes()
 
 
-def _unpack(values: tuple[str, int, int, str, bytes, bytes]) -> FileRow:
+def _unpack(values: tuple[str, int, int, str, bytes, bytes], dim: int) -> FileRow:
     path, size, mtime_ns, stamp, blob, vec = values
     chunks = [IndexedChunk(*t) for t in marshal.loads(blob)]
-    vectors = np.frombuffer(vec, dtype=np.float16).astype(np.float32).reshape(-1, DIM)
+    vectors = np.frombuffer(vec, dtype=np.float16).astype(np.float32).reshape(-1, dim)
     if len(vectors) != len(chunks):
         raise ValueError(f"{path}: {len(chunks)} chunks but {len(vectors)} vectors")
     return FileRow(path, size, mtime_ns, stamp, chunks, vectors)
 
 
-def _setup(db: sqlite3.Connection) -> None:
-    for statement in _SCHEMA:
-        db.execute(statement)
-    found = db.execute("SELECT value FROM meta WHERE key = 'format'").fetchone()
-    if found is None or found[0] != FORMAT:
-        db.execute("DELETE FROM files")
-        db.execute("INSERT OR REPLACE INTO meta VALUES ('format', ?)", (FORMAT,))
-
-
 class SemanticStore:
-    """The index file of one workspace, kept open between syncs."""
+    """The index file of one workspace, kept open between syncs, for vectors of one model."""
 
-    def __init__(self, state_dir: Path) -> None:
+    def __init__(self, state_dir: Path, model_id: str, dim: int) -> None:
         self.state_dir = state_dir
+        self.dim = dim
+        self.format = format_of(model_id, dim)
         self._sqlite = SqliteFile(state_dir / FILE_NAME, timeout=5.0, check_same_thread=False)
 
     def _db(self) -> sqlite3.Connection:
@@ -108,11 +107,19 @@ class SemanticStore:
             return db
         make_state_dir(self.state_dir)
         try:
-            return self._sqlite.open(_setup)
+            return self._sqlite.open(self._setup)
         except sqlite3.DatabaseError:  # not a database: start again
             self._sqlite.close()
             (self.state_dir / FILE_NAME).unlink(missing_ok=True)
-            return self._sqlite.open(_setup)
+            return self._sqlite.open(self._setup)
+
+    def _setup(self, db: sqlite3.Connection) -> None:
+        for statement in _SCHEMA:
+            db.execute(statement)
+        found = db.execute("SELECT value FROM meta WHERE key = 'format'").fetchone()
+        if found is None or found[0] != self.format:
+            db.execute("DELETE FROM files")
+            db.execute("INSERT OR REPLACE INTO meta VALUES ('format', ?)", (self.format,))
 
     def load(self) -> dict[str, FileRow]:
         """Every row of the file (an unreadable file loads as empty and is emptied)."""
@@ -121,7 +128,7 @@ class SemanticStore:
             rows = db.execute(
                 "SELECT path, size, mtime_ns, stamp, chunks, vectors FROM files"
             ).fetchall()
-            return {r[0]: _unpack(r) for r in rows}
+            return {r[0]: _unpack(r, self.dim) for r in rows}
         except _BAD:
             self._sqlite.close()
             (self.state_dir / FILE_NAME).unlink(missing_ok=True)

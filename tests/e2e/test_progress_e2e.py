@@ -61,3 +61,16 @@ def test_sleuth_index_shows_its_progress_on_a_terminal(make_workspace: MakeWorks
     assert code == 0, shown
     assert "building the trigram index" in shown
     assert "300 files" in shown
+
+
+def test_a_first_semantic_index_shows_progress_but_not_with_json(
+    make_workspace: MakeWorkspace,
+) -> None:
+    root = make_workspace(_many_files())
+    code, shown = _on_terminal(["search", "semantic:return the value", "--root", str(root)])
+    assert code == 0, shown
+    assert "building the semantic index" in shown
+    fresh = make_workspace(_many_files())
+    code, shown = _on_terminal(["search", "semantic:return", "--root", str(fresh), "--json"])
+    assert code == 0, shown
+    assert "building" not in shown and shown.lstrip().startswith("{")

@@ -226,3 +226,26 @@ def test_a_changed_file_encodes_only_its_changed_chunks(make_workspace: Any) -> 
     hits = index.search("helper_3 multiplies by 333", limit=3)
     assert any(h.title == "helper_3" for h in hits)
     index.close()
+
+
+def test_bm25_postings_follow_edits_and_deletions(make_workspace: Any) -> None:
+    root = make_workspace(
+        {
+            "a.py": "def frobnicate_widget(x):\n    return x\n\n\ndef other(y):\n    return y\n",
+            "b.py": "def frobnicate_gadget(z):\n    return z\n",
+        }
+    )
+    ws = Workspace(root)
+    index = SemanticIndex(ws)
+    index.sync(ws.list_files().files, decls_of)
+    both = {h.path for h in index.search("frobnicate", limit=10, alpha=0.0)}
+    assert both == {"a.py", "b.py"}
+    (root / "a.py").write_text("def other(y):\n    return y\n")
+    (root / "b.py").unlink()
+    (root / "c.py").write_text("class Frobnicate:\n    pass\n")
+    ws.note_changed()
+    index.sync(ws.list_files().files, decls_of)
+    hits = index.search("frobnicate", limit=10, alpha=0.0)
+    assert [(h.path, h.title) for h in hits] == [("c.py", "Frobnicate")]
+    assert all(h.bm25 > 0 for h in hits)
+    index.close()

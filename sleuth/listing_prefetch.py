@@ -41,6 +41,8 @@ import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from sleuth.workspace.walk_split import collect_child
+
 if TYPE_CHECKING:
     from sleuth.workspace.walker import FileList, ListingKey
 
@@ -106,7 +108,7 @@ class ListingPrefetch:
         entry = self._pending.pop(key[0], None)
         if entry is None:
             return None
-        payload = _collect(*entry)
+        payload = collect_child(*entry)
         if payload is None:
             return None
         try:
@@ -123,7 +125,7 @@ class ListingPrefetch:
             _, (pid, fd) = self._pending.popitem()
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
-            _collect(pid, fd)
+            collect_child(pid, fd)
 
 
 def _list(
@@ -150,24 +152,6 @@ def _list(
     files = tuple(zip(*rows, strict=True)) if rows else ((), (), (), ())
     counts = (sk.binary, sk.too_large, sk.undecodable, sk.unreadable, list(sk.paths))
     return marshal.dumps((key, ws.max_filesize, files, counts, listing.ignored))
-
-
-def _collect(pid: int, fd: int) -> bytes | None:
-    chunks: list[bytes] = []
-    try:
-        while chunk := os.read(fd, 1 << 20):
-            chunks.append(chunk)
-    except OSError:
-        chunks = []
-    finally:
-        os.close(fd)
-    try:
-        _, status = os.waitpid(pid, 0)
-    except ChildProcessError:
-        return None
-    if not os.WIFEXITED(status) or os.WEXITSTATUS(status) != 0 or not chunks:
-        return None
-    return b"".join(chunks)
 
 
 def _listing(files: Any, counts: Any, ignored: Any) -> FileList:

@@ -21,7 +21,6 @@ Choices, written down:
 
 from __future__ import annotations
 
-import contextlib
 import marshal
 import os
 import threading
@@ -31,7 +30,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from sleuth.workspace.walker import FileList, Pending, Row, Walker
 
-__all__ = ["walk_split", "SPREAD"]
+__all__ = ["walk_split", "collect_child", "SPREAD"]
 
 SPREAD = 512
 """Folders waiting before the split: enough that every other one is about half the work (on
@@ -97,8 +96,9 @@ def _serve(walker: Walker, todo: list[Pending], fd: int, result: FileList) -> in
     return 0
 
 
-def _adopt(pid: int, fd: int, result: FileList, out: list[Row]) -> bool:
-    """Add the child's rows and counts to ours; False (nothing added) when it failed."""
+def collect_child(pid: int, fd: int) -> bytes | None:
+    """Everything a forked child wrote to ``fd`` once it exited cleanly, else None (it failed,
+    was killed or wrote nothing); ``fd`` is closed and the child reaped either way."""
     chunks: list[bytes] = []
     try:
         while chunk := os.read(fd, 1 << 20):
@@ -107,13 +107,22 @@ def _adopt(pid: int, fd: int, result: FileList, out: list[Row]) -> bool:
         chunks = []
     finally:
         os.close(fd)
-    status = 1
-    with contextlib.suppress(ChildProcessError):
-        status = os.waitpid(pid, 0)[1]
+    try:
+        _, status = os.waitpid(pid, 0)
+    except ChildProcessError:
+        return None
     if not os.WIFEXITED(status) or os.WEXITSTATUS(status) != 0 or not chunks:
+        return None
+    return b"".join(chunks)
+
+
+def _adopt(pid: int, fd: int, result: FileList, out: list[Row]) -> bool:
+    """Add the child's rows and counts to ours; False (nothing added) when it failed."""
+    payload = collect_child(pid, fd)
+    if payload is None:
         return False
     try:
-        rows, too_large, unreadable, ignored = marshal.loads(b"".join(chunks))
+        rows, too_large, unreadable, ignored = marshal.loads(payload)
     except (EOFError, ValueError, TypeError):
         return False
     out.extend(rows)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import pty
+import shutil
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
@@ -66,6 +67,16 @@ def _env(extra: Mapping[str, str] | None, drop: Sequence[str] = ()) -> dict[str,
     env = {k: v for k, v in os.environ.items() if k not in {"NO_COLOR", "SLEUTH_DEBUG", *drop}}
     env.update(extra or {})
     return env
+
+
+def tool(name: str) -> str:
+    """A console script of the project venv (next to this interpreter), else from PATH."""
+    local = Path(sys.executable).with_name(name)
+    if local.exists():
+        return str(local)
+    found = shutil.which(name)
+    assert found is not None, f"{name} is not installed (pip install -e '.[test]')"
+    return found
 
 
 VIA_DAEMON = os.environ.get("SLEUTH_TEST_VIA_DAEMON") == "1"

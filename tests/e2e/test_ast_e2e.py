@@ -15,26 +15,16 @@ that nothing crashed (no Python traceback on stderr).
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.e2e.conftest import tool
+
 TIMEOUT = 120  # seconds per CLI call
-
-
-def _tool(name: str) -> str:
-    """A console script of the project venv (next to this interpreter), else from PATH."""
-    local = Path(sys.executable).with_name(name)
-    if local.exists():
-        return str(local)
-    found = shutil.which(name)
-    assert found is not None, f"{name} is not installed (pip install -e '.[test]')"
-    return found
 
 
 @dataclass
@@ -48,7 +38,7 @@ class Run:
 
 def sleuth(root: Path, *args: str) -> Run:
     """``sleuth ARGS --root ROOT --json``; fails on a timeout, a traceback or non-JSON output."""
-    cmd = [_tool("sleuth"), *args, "--root", str(root), "--json"]
+    cmd = [tool("sleuth"), *args, "--root", str(root), "--json"]
     try:
         proc = subprocess.run(
             cmd, capture_output=True, text=True, encoding="utf-8", timeout=TIMEOUT, check=False
@@ -92,7 +82,7 @@ def read_text(root: Path, ref: str) -> list[dict[str, Any]]:
 
 def ast_grep(root: Path, pattern: str, lang: str, *args: str) -> set[tuple[str, int, int]]:
     """``ast-grep run`` on ``root``: the set of (path, start_byte, end_byte) it reports."""
-    cmd = [_tool("ast-grep"), "run", "-p", pattern, "-l", lang, "--json=stream", *args, "."]
+    cmd = [tool("ast-grep"), "run", "-p", pattern, "-l", lang, "--json=stream", *args, "."]
     proc = subprocess.run(cmd, cwd=root, capture_output=True, text=True, timeout=TIMEOUT)
     assert proc.returncode in (0, 1), proc.stderr
     out: set[tuple[str, int, int]] = set()

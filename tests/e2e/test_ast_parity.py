@@ -44,6 +44,8 @@ from typing import Any
 
 import pytest
 
+from tests.e2e.conftest import tool
+
 pytestmark = pytest.mark.corpus
 
 REPO = Path(__file__).resolve().parents[2]
@@ -67,16 +69,6 @@ def _load_ast_corpora() -> ModuleType:
 
 
 ast_corpora = _load_ast_corpora()
-
-
-def _tool(name: str) -> str:
-    """A console script of the project venv (next to this interpreter), else from PATH."""
-    local = Path(sys.executable).with_name(name)
-    if local.exists():
-        return str(local)
-    found = shutil.which(name)
-    assert found is not None, f"{name} is not installed (pip install -e '.[test]')"
-    return found
 
 
 @dataclass(frozen=True)
@@ -312,7 +304,7 @@ def run_ast_grep(ws: Workspace, case: Case) -> Found:
     """ast-grep on the explicit list of the workspace's files in the case's scope."""
     files = [f for f in ws.files if _in_scope(f, case.scope)]
     assert files, f"no {ws.lang} file under {case.scope!r}"
-    cmd = [_tool("ast-grep"), "run", "-p", case.pattern, "-l", ws.lang, "--json=stream"]
+    cmd = [tool("ast-grep"), "run", "-p", case.pattern, "-l", ws.lang, "--json=stream"]
     if case.selector:
         cmd += ["--selector", case.selector]
     if case.strictness:

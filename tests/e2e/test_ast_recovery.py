@@ -11,7 +11,6 @@ position and hint. The ``template`` strictness passes through the CLI like the o
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -19,20 +18,13 @@ from typing import Any
 
 import pytest
 
+from tests.e2e.conftest import tool
+
 TIMEOUT = 120  # seconds per CLI call
 
 
-def _tool(name: str) -> str:
-    local = Path(sys.executable).with_name(name)
-    if local.exists():
-        return str(local)
-    found = shutil.which(name)
-    assert found is not None, f"{name} is not installed (pip install -e '.[test]')"
-    return found
-
-
 def _run(root: Path, *args: str) -> tuple[int, dict[str, Any]]:
-    cmd = [_tool("sleuth"), *args, "--root", str(root), "--json"]
+    cmd = [tool("sleuth"), *args, "--root", str(root), "--json"]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT, check=False)
     assert "Traceback" not in proc.stderr, proc.stderr[-3000:]
     data = json.loads(proc.stdout)
@@ -54,7 +46,7 @@ def sleuth_hits(root: Path, pattern: str, *args: str) -> tuple[set[Hit], dict[st
 
 
 def ast_grep_hits(root: Path, pattern: str, lang: str, *args: str) -> set[Hit]:
-    cmd = [_tool("ast-grep"), "run", "-p", pattern, "-l", lang, "--json=stream", *args, "."]
+    cmd = [tool("ast-grep"), "run", "-p", pattern, "-l", lang, "--json=stream", *args, "."]
     proc = subprocess.run(cmd, cwd=root, capture_output=True, text=True, timeout=TIMEOUT)
     assert proc.returncode in (0, 1), proc.stderr
     hits = set()

@@ -24,7 +24,6 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
-import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -35,6 +34,8 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+
+from tests.e2e.conftest import tool
 
 pytestmark = pytest.mark.corpus
 
@@ -52,16 +53,6 @@ def _load_corpus_module() -> ModuleType:
     sys.modules.setdefault("sleuth_tests_corpus", module)
     spec.loader.exec_module(module)
     return module
-
-
-def _tool(name: str) -> str:
-    """A console script of the project venv (next to this interpreter), else from PATH."""
-    local = Path(sys.executable).with_name(name)
-    if local.exists():
-        return str(local)
-    found = shutil.which(name)
-    assert found is not None, f"{name} is not installed (pip install -e '.[test]')"
-    return found
 
 
 RG_BASE = (
@@ -193,7 +184,7 @@ def django_tree() -> Path:
 
 def rg_lines(tree: Path, case: Case) -> set[Hit]:
     """The (path, line) pairs ripgrep prints for ``case`` on ``tree``."""
-    args = [_tool("rg"), *RG_BASE]
+    args = [tool("rg"), *RG_BASE]
     for glob in case.include:
         args += ["-g", glob]
     args += [*case.rg, "--", case.path.strip("/") or "."]
@@ -242,7 +233,7 @@ def _workbench(tree: Path) -> Any:
 
 
 def _cli_pages(tree: Path, case: Case) -> Iterator[dict[str, Any]]:
-    base = [_tool("sleuth"), "search", case.query, "--root", str(tree), "--json"]
+    base = [tool("sleuth"), "search", case.query, "--root", str(tree), "--json"]
     base += ["--limit", str(PAGE), "--context", "0"]
     if case.path != "/":
         base += ["--path", case.path]
@@ -349,7 +340,7 @@ def test_same_file_set_and_binary_rule() -> None:
     """``files:*`` lists exactly the files ``rg --files`` walks (same ignore rules), binary included."""
     tree = django_tree()
     listed = subprocess.run(
-        [_tool("rg"), *RG_BASE[:9], "--files", "--null"],
+        [tool("rg"), *RG_BASE[:9], "--files", "--null"],
         cwd=tree,
         capture_output=True,
         check=True,
@@ -386,7 +377,7 @@ def test_binary_files_counted_as_skipped() -> None:
     trigram index was built and persisted."""
     tree = django_tree()
     rg_files = subprocess.run(
-        [_tool("rg"), *RG_BASE[:9], "--files", "--null"], cwd=tree, capture_output=True, check=True
+        [tool("rg"), *RG_BASE[:9], "--files", "--null"], cwd=tree, capture_output=True, check=True
     ).stdout.split(b"\0")
     with_nul = {os.fsdecode(p) for p in rg_files if p and _nul_in_head(tree / os.fsdecode(p), 8192)}
     assert len(with_nul) > 1000

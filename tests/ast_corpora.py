@@ -296,22 +296,7 @@ def psutil_tree() -> Path:
 def _pip_sdist(spec: str, prefix: str, tmp: Path) -> None:
     """``pip download`` the sdist ``spec`` and unpack it into ``tmp``."""
     work = tmp / ".download"
-    work.mkdir()
-    cmd = [
-        sys.executable,
-        "-m",
-        "pip",
-        "download",
-        "--quiet",
-        "--disable-pip-version-check",
-        "--no-deps",
-        "--no-binary",
-        ":all:",
-        "--dest",
-        str(work),
-        spec,
-    ]
-    _run(cmd, cwd=tmp)
+    _corpus_module().pip_download_sdist(spec, work)
     archives = sorted(work.glob(f"{prefix}-*.tar.gz"))
     if len(archives) != 1:
         raise RuntimeError(f"pip download {spec} left {archives!r} in {work}")

@@ -64,24 +64,17 @@ def _single_child(folder: Path) -> Path:
     return children[0]
 
 
+def pip_download_sdist(spec: str, dest: Path) -> None:
+    """``pip download`` the source distribution ``spec`` (no dependencies) into ``dest``."""
+    dest.mkdir(parents=True, exist_ok=True)
+    cmd = [sys.executable, "-m", "pip", "download", "--quiet", "--disable-pip-version-check"]
+    cmd += ["--no-deps", "--no-binary", ":all:", "--dest", str(dest), spec]
+    subprocess.run(cmd, check=True)
+
+
 def _download_django_sdist(dest: Path) -> Path:
     """Run ``pip download`` for the Django sdist into ``dest`` and return the archive."""
-    dest.mkdir(parents=True, exist_ok=True)
-    cmd = [
-        sys.executable,
-        "-m",
-        "pip",
-        "download",
-        "--quiet",
-        "--disable-pip-version-check",
-        "--no-deps",
-        "--no-binary",
-        ":all:",
-        "--dest",
-        str(dest),
-        DJANGO_SPEC,
-    ]
-    subprocess.run(cmd, check=True)
+    pip_download_sdist(DJANGO_SPEC, dest)
     archives = sorted(dest.glob("[Dd]jango-5.2*.tar.gz"))
     if not archives:
         raise RuntimeError(f"pip download left no Django sdist in {dest}")

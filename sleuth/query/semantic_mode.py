@@ -15,20 +15,20 @@ left out and named in a note.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from sleuth.errors import InvalidQuery, Unsupported
 from sleuth.query.request import MAX_LIMIT
-from sleuth.workspace import FileEntry, Workspace
+from sleuth.workspace import FileEntry
 
 if TYPE_CHECKING:
     from sleuth.query.execute import Engines, Prepared
     from sleuth.semantic import Decl, Hit, SemanticIndex
     from sleuth.workspace.text import FileText
 
-__all__ = ["plan_semantic", "decls_of", "reporter"]
+__all__ = ["plan_semantic", "decls_of"]
 
 
 def decls_of(path: str, data: bytes) -> list[Decl] | None:
@@ -44,23 +44,13 @@ def decls_of(path: str, data: bytes) -> list[Decl] | None:
     return [(d.start_byte, d.end_byte, d.name, d.kind, d.container) for d in tags.defs]
 
 
-def reporter(ws: Workspace, what: str) -> Callable[[int, int], None]:
-    """``(done, total)`` of a long step, said to the workspace's progress (a face shows it on
-    a terminal, never on a pipe or with ``--json``: docs/faces.md#progress)."""
-
-    def report(done: int, total: int) -> None:
-        ws.report(what if done < total else "", done, total)
-
-    return report
-
-
 def _index(prepared: Prepared, engines: Engines) -> SemanticIndex:
     from sleuth.semantic import MISSING, SemanticIndex, StaticEncoder, available
 
     if not available():
         raise Unsupported(MISSING, details={"prefix": "semantic:", "mode": "semantic"})
     if engines.semantic is None or engines.semantic.ws is not prepared.ws:
-        table = reporter(prepared.ws, "computing the semantic token table (once per machine)")
+        table = prepared.ws.reporter("computing the semantic token table (once per machine)")
         engines.semantic = SemanticIndex(prepared.ws, StaticEncoder(progress=table))
     return engines.semantic
 
@@ -95,7 +85,7 @@ def plan_semantic(prepared: Prepared, engines: Engines, everything: list[FileEnt
         )
     index = _index(prepared, engines)
     req = prepared.request
-    index.sync(everything, decls_of, reporter(prepared.ws, "building the semantic index"))
+    index.sync(everything, decls_of, prepared.ws.reporter("building the semantic index"))
     whole = prepared.scope == "" and not req.include and not req.exclude
     scope = None if whole else {f.path for f in prepared.files}
     threshold = req.threshold or 0.0

@@ -345,11 +345,7 @@ class Workbench:
         (docs/faces.md#progress)."""
         files = self.workspace.list_files().files
         if on_progress is None:
-            ws = self.workspace
-
-            def on_progress(done: int, total: int) -> None:
-                ws.report("building the trigram index" if done < total else "", done, total)
-
+            on_progress = self.workspace.reporter("building the trigram index")
         return self.index.build_now(files, on_progress)
 
     def _close_resources(self) -> None:

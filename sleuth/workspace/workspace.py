@@ -209,6 +209,14 @@ class Workspace:
             with contextlib.suppress(Exception):
                 sink(what, done, total)
 
+    def reporter(self, what: str) -> Callable[[int, int], None]:
+        """``(done, total)`` of the step ``what`` to ``report``; the step ends at the total."""
+
+        def report(done: int, total: int) -> None:
+            self.report(what if done < total else "", done, total)
+
+        return report
+
     # -- change watching (long-running faces) --------------------------------------------------
 
     def watch(self) -> None:

@@ -111,10 +111,13 @@ def send_frame(sock: _socket.socket, frame: bytes, fds: Sequence[int] = ()) -> N
 
 def recv_frame(sock: _socket.socket, max_fds: int = 0) -> tuple[bytes, list[int]]:
     """One frame's body and the descriptors that came with it; ``ConnectionError`` when the
-    peer closed before a whole frame, ``ValueError`` for a frame over ``MAX_FRAME``."""
+    peer closed before a whole frame, ``ValueError`` for a frame over ``MAX_FRAME``.
+
+    Reads exactly one frame, never into the next: the daemon's ``running`` and ``exit``
+    frames may arrive in one segment, and bytes read past a frame would be lost with it."""
     fds: list[int] = []
     space = _socket.CMSG_SPACE(max_fds * _INT) if max_fds else 0
-    data, ancillary, _flags, _addr = sock.recvmsg(64 * 1024, space)
+    data, ancillary, _flags, _addr = sock.recvmsg(_INT, space)
     for level, kind, payload in ancillary:
         if level == _socket.SOL_SOCKET and kind == _socket.SCM_RIGHTS:
             usable = len(payload) - len(payload) % _INT
@@ -123,22 +126,26 @@ def recv_frame(sock: _socket.socket, max_fds: int = 0) -> tuple[bytes, list[int]
                 for i in range(0, usable, _INT)
             )
     try:
-        while len(data) < _INT:
-            data += _recv_some(sock)
-        size = int.from_bytes(data[:_INT], "big")
+        if not data:
+            raise ConnectionError("the other end closed the connection before a frame")
+        data += _recv_exactly(sock, _INT - len(data))
+        size = int.from_bytes(data, "big")
         if size > MAX_FRAME:
             raise ValueError(f"frame of {size} bytes is over {MAX_FRAME}")
-        while len(data) < _INT + size:
-            data += _recv_some(sock)
+        body = _recv_exactly(sock, size)
     except BaseException:
         for fd in fds:
             os.close(fd)
         raise
-    return data[_INT : _INT + size], fds
+    return body, fds
 
 
-def _recv_some(sock: _socket.socket) -> bytes:
-    chunk = sock.recv(64 * 1024)
-    if not chunk:
-        raise ConnectionError("the other end closed the connection before a whole frame")
-    return chunk
+def _recv_exactly(sock: _socket.socket, size: int) -> bytes:
+    chunks: list[bytes] = []
+    while size > 0:
+        chunk = sock.recv(min(size, 64 * 1024))
+        if not chunk:
+            raise ConnectionError("the other end closed the connection before a whole frame")
+        chunks.append(chunk)
+        size -= len(chunk)
+    return b"".join(chunks)

@@ -49,8 +49,11 @@ def _walker(root: Path) -> Walker:
 
 @pytest.fixture(autouse=True)
 def _free_core(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Split whatever the machine's load (the split is only skipped on a busy machine)."""
+    """Split whatever the machine's load and whatever threads earlier tests in this worker
+    left running (the child only walks folders and writes a pipe, so no lock they hold
+    matters to it)."""
     monkeypatch.setattr(walk_split, "_core_free", lambda: True)
+    monkeypatch.setattr(walk_split, "_can_fork", lambda: hasattr(os, "fork"))
 
 
 def _split(walker: Walker) -> tuple[list[Row], FileList]:

@@ -488,6 +488,8 @@ class Stats:
     outside_writes: int = 0
     outside_kinds: dict[str, int] = field(default_factory=dict)
     stale_searches: dict[str, int] = field(default_factory=dict)
+    harness_changes: int = 0
+    unjudged_same_stat: int = 0
     failures: list[str] = field(default_factory=list)
     corruptions: list[str] = field(default_factory=list)
 
@@ -700,9 +702,18 @@ class Race:
         found = await self.present_token(rel)
         if found is None:
             return
-        token, search, _ = found
+        token, search, fresh = found
         current = self.disk(rel)
-        changed = _swap(current) if how == "same-stat" else HEADER + current
+        # The change must be bytes no search could have seen, or an edit through a search a
+        # watcher tick behind may rightly land (it saw exactly these bytes, written before by
+        # the rewriter: A-B-A). A numbered line makes a prepended change new; a same-size swap
+        # is its own inverse, so it is judged only after a search that saw ``current``.
+        if how == "same-stat" and not fresh:
+            self.stats.unjudged_same_stat += 1
+            return
+        self.stats.harness_changes += 1
+        marker = f"# harness change {self.stats.harness_changes}\n".encode()
+        changed = _swap(current) if how == "same-stat" else HEADER + marker + current
         self.outside_write(rel, changed, how)
         snapshot = {p: {self.disk(p)} for p in FILES}
         label = (
@@ -788,7 +799,8 @@ def test_edits_race_an_outside_writer_through_mcp(
         f"{stats.refreshed} refreshed, {stats.two_file_edits} two-file, refused "
         f"{stats.refused}), {stats.searches} searches ({stats.empty_searches} empty), "
         f"{stats.calm_rounds} calm rounds ({stats.stale_searches} quiet searches that missed "
-        f"the last write, by its kind), {stats.disk_checks} disk checks "
+        f"the last write, by its kind; {stats.unjudged_same_stat} same-stat changes not "
+        f"judged after one), {stats.disk_checks} disk checks "
         f"({stats.disk_was_edit} held an edit), {stats.calls} calls, slowest "
         f"{stats.max_call:.2f} s, outside writes {stats.outside_writes} "
         f"{stats.outside_kinds}, {elapsed:.1f} s"

@@ -126,8 +126,6 @@ def recv_frame(sock: _socket.socket, max_fds: int = 0) -> tuple[bytes, list[int]
                 for i in range(0, usable, _INT)
             )
     try:
-        if not data:
-            raise ConnectionError("the other end closed the connection before a frame")
         data += _recv_exactly(sock, _INT - len(data))
         size = int.from_bytes(data, "big")
         if size > MAX_FRAME:

@@ -33,8 +33,8 @@ every search passes ``context=0``, as a terse agent does: the tool's default is 
    ``search symbol:#ID`` with the id shown; if that text is cut short (a line ending in ``…``),
    ``read SEARCH#H:1:match``. Correct: the ``symbols:`` hit is F's ``def`` line and the text read
    holds the definition's last line.
-2. **uses** of F (goal: every location): ``search symbols:F navigation=references`` (every
-   page). Correct: its ``(path, line)`` set equals that of every identifier token of F
+2. **uses** of F (goal: every location): ``search symbols:F navigation=references
+   output=locations`` (every page; the goal is where, not the lines' text). Correct: its ``(path, line)`` set equals that of every identifier token of F
    (ast-grep, the definition included).
 3. **rename** F to ``F_v2``: ``search symbols:F``, then ``rename SEARCH#H:1:match``. Correct:
    every file equals the original with every identifier token of F replaced (nothing else
@@ -119,6 +119,8 @@ _HIT_MCP = re.compile(
 _HIT_SYM = re.compile(r"^#(?P<n>\d+) (?P<path>\S+?):(?P<line>\d+):(?P<col>\d+)\b ?(?P<rest>.*)$")
 # #n  line:col: text       (the CLI's grouped lines, under a path line)
 _HIT_GROUPED = re.compile(r"^#(?P<n>\d+)\s+(?P<line>\d+):(?P<col>\d+):? ?(?P<rest>.*)$")
+# #n path: line:col line:col ...   (output="locations": a file's matches on one line)
+_HIT_LOCATIONS = re.compile(r"^#(?P<n>\d+) (?P<path>\S[^\n]*?): (?P<where>\d+:\d+(?: \d+:\d+)*)$")
 _CURSOR = re.compile(r"(?:next_cursor:|--cursor)\s+(\S+)")
 _CAPTURE = re.compile(r"\bRESULT#([0-9a-f]{8}):(\d+|all):([A-Z_][A-Z0-9_]*)\b")
 
@@ -136,6 +138,12 @@ def parse_hits(text: str) -> list[Hit]:
     hits: list[Hit] = []
     path: str | None = None
     for line in text.splitlines():
+        located = _HIT_LOCATIONS.match(line)
+        if located:
+            for k, where in enumerate(located["where"].split()):
+                number = int(where.split(":")[0])
+                hits.append(Hit(int(located["n"]) + k, located["path"], number, ""))
+            continue
         m = _HIT_MCP.match(line) or _HIT_SYM.match(line)
         if m:
             hits.append(Hit(int(m["n"]), m["path"], int(m["line"]), m["rest"]))
@@ -251,7 +259,7 @@ async def sleuth_definition(agent: Agent, t: Targets, _orig: Path, _copy: Path) 
 
 async def sleuth_uses(agent: Agent, t: Targets, _orig: Path, _copy: Path) -> bool:
     _rid, hits, first = await agent.search_all(
-        f"symbols:{t.function.name}", navigation="references"
+        f"symbols:{t.function.name}", navigation="references", output="locations"
     )
     if _fail(agent, first):
         return False

@@ -411,6 +411,7 @@ def test_mcp_search_tool_schema_matches_cli_options() -> None:
         "depth",
         "max_bytes",
         "threshold",
+        "output",
     }
     assert tools[0].input_schema["required"] == ["query"]
 

@@ -161,7 +161,13 @@ class SearchRequest(Request):
         DEFAULT_MAX_BYTES,
         metavar="N",
         help="text budget: the page is cut at a match to fit (see next_cursor)",
-        describe="text budget (next_cursor continues)",
+        describe="text budget",
+    )
+    output: str = arg(
+        "lines",
+        choices=("lines", "locations"),
+        help="text shown: each match's line, or 'locations' (path once, then line:col)",
+        describe="'locations': line:col, no text",
     )
 
     @classmethod
@@ -206,6 +212,12 @@ class SearchRequest(Request):
         navigation = values["navigation"]
         if navigation not in (None, "references"):
             raise InvalidQuery(f"navigation must be 'references' or absent, got {navigation!r}")
+        output = "lines" if values["output"] is None else values["output"]
+        if output not in ("lines", "locations"):
+            raise InvalidQuery(
+                f"output must be 'lines' or 'locations', got {output!r}",
+                details={"argument": "output"},
+            )
         for name in ("lang", "selector", "strictness"):
             value = values[name]
             if value is not None and (not isinstance(value, str) or not value.strip()):
@@ -241,6 +253,7 @@ class SearchRequest(Request):
             "context": min(context, MAX_CONTEXT),
             "case_sensitive": bool(values["case_sensitive"]),
             "max_bytes": check_max_bytes(values["max_bytes"]),
+            "output": output,
         }
 
     @property
@@ -249,11 +262,11 @@ class SearchRequest(Request):
         return DEFAULT_LIMIT if self.limit is None else self.limit
 
     def identity(self) -> dict[str, Any]:
-        """What makes two requests the same search: every field but paging (``limit``,
-        ``cursor`` and ``max_bytes``), so a field added to the request is part of every result's identity."""
+        """What makes two requests the same search: every field but paging and showing
+        (``limit``, ``cursor``, ``max_bytes``, ``output``), so a field added to the request is part of every result's identity."""
         found = {}
         for field in dataclasses.fields(self):
-            if field.name not in ("limit", "cursor", "max_bytes"):
+            if field.name not in ("limit", "cursor", "max_bytes", "output"):
                 value = getattr(self, field.name)
                 found[field.name] = list(value) if isinstance(value, tuple) else value
         return found

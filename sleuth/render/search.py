@@ -20,6 +20,7 @@ from sleuth.render.common import (
     plural,
     styled,
 )
+from sleuth.render.locations import location_fit, location_lines
 
 if TYPE_CHECKING:
     from rich.text import Text
@@ -259,7 +260,9 @@ def _symbol_notes(data: Json, symbols: Sequence[Json]) -> list[tuple[str, str]]:
 
 
 def search_human(data: Json) -> Text:
-    """The CLI's human rendering of a search response."""
+    """The CLI's human rendering of a search response (``output="locations"``: the model's)."""
+    if data.get("output") == "locations":
+        return styled(search_compact(data))
     out = styled(_header(data), style=STYLE_HEADER)
     matches: list[Json] = list(data.get("matches") or ())
     groups: dict[str, list[Json]] = {}
@@ -507,8 +510,11 @@ def _matched_lines(data: Json) -> set[tuple[str, int]]:
 
 def search_compact(data: Json) -> str:
     """The MCP text content (docs/faces.md#mcp-server): a header, the lines of each match
-    (``path:line:col #n  text``, then captures, edges, context), then short hints."""
+    (``path:line:col #n  text``, then captures, edges, context), then short hints; with
+    ``output="locations"``, one line of positions per file instead of the match lines."""
     lines = [_compact_header(data)]
+    if data.get("output") == "locations":
+        return "\n".join(lines + location_lines(data.get("matches") or ()) + compact_tail(data))
     shown = _matched_lines(data)
     said: dict[str, str] = {}
     for match in data.get("matches") or ():
@@ -523,6 +529,8 @@ def compact_fit(data: Json, max_bytes: int) -> int:
     matches = list(data.get("matches") or ())
     used = len(_compact_header(data).encode()) + 1
     used += sum(len(line.encode()) + 1 for line in compact_tail(data)) + 120  # cursor, cut
+    if data.get("output") == "locations":
+        return location_fit(matches, max_bytes - used)
     shown = _matched_lines(data)
     said: dict[str, str] = {}
     for count, match in enumerate(matches):

@@ -211,13 +211,18 @@ class SearchPager:
         *,
         cursor: bool = False,
         max_bytes: int | None = None,
+        output: str = "lines",
     ) -> SearchResult:
         """Matches ``first`` .. ``first + limit - 1`` of ``row`` as a page, from what is stored:
         the search run stores at least one match past the page when there are more. With
         ``max_bytes`` the page ends at the last match whose compact rendering fits
-        (docs/faces.md#budgets), and its cursor continues right after it."""
+        (docs/faces.md#budgets), and its cursor continues right after it. ``output`` is the
+        text's shape (docs/faces.md#locations), said in the page when it is not the default."""
+        shown = {} if output == "lines" else {"output": output}
         if max_bytes is None:
-            return self._page(row, query, first, limit, cursor=cursor)
+            answer = self._page(row, query, first, limit, cursor=cursor)
+            answer.extra.update(shown)
+            return answer
         from sleuth.render.search import compact_fit, search_compact
 
         # The fit is estimated on a window of the page that grows until the budget is spent:
@@ -228,6 +233,7 @@ class SearchPager:
             rows, whole = self._window(row, first, limit, window)
             more = row.stored >= first + limit if whole else True
             result = self._result(row, query, first, rows, more, cursor=cursor)
+            result.extra.update(shown)
             if not rows:
                 return result
             keep = compact_fit(result.to_json(), max_bytes)

@@ -101,7 +101,9 @@ class Searches:
         if req.cursor is None:
             prepared = self._prepare(req)
             row = self._run(prepared)
-            result = self.pager.page(row, req.query, 1, req.page_limit, max_bytes=req.max_bytes)
+            result = self.pager.page(
+                row, req.query, 1, req.page_limit, max_bytes=req.max_bytes, output=req.output
+            )
             _warn(result, row)
             if prepared.suggest and result.total == 0 and result.complete:
                 result.possible_names, skipped = self._possible_names(prepared)
@@ -117,7 +119,13 @@ class Searches:
                 row, self._prepare(replace(req, cursor=None)), max(need, row.stored + ahead)
             )
         result = self.pager.page(
-            row, req.query, offset, req.page_limit, cursor=True, max_bytes=req.max_bytes
+            row,
+            req.query,
+            offset,
+            req.page_limit,
+            cursor=True,
+            max_bytes=req.max_bytes,
+            output=req.output,
         )
         _warn(result, row)
         return result

@@ -195,6 +195,7 @@ class Workbench:
         depth: int | None = None,
         threshold: float | None = None,
         max_bytes: int | None = DEFAULT_MAX_BYTES,
+        output: str = "lines",
     ) -> SearchResult:
         """Search the workspace (docs/query.md); one page of matches with references."""
         options = dict(locals())  # the parameters are the request's fields (tests/service)

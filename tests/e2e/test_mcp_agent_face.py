@@ -163,3 +163,35 @@ def test_max_bytes_pages_lose_no_match_and_say_more_until_the_end(
             assert shown == files["long.py"].splitlines()  # cut at a line boundary
 
     anyio.run(go)
+
+
+def test_locations_output_lists_every_match_position_and_its_numbers_select_it(
+    zoo: Path,
+) -> None:
+    async def go() -> None:
+        async with mcp_session(zoo) as session:
+            lines = await session.call_tool("search", {"query": "bark", "context": 0})
+            where = await session.call_tool(
+                "search", {"query": "bark", "context": 0, "output": "locations"}
+            )
+            assert where.is_error is False, _text(where)
+            text = _text(where)
+            rid = text.split()[0]
+            assert rid == _text(lines).split()[0]  # the same result: output is no part of it
+            assert text.splitlines()[1:] == [
+                "#1 zoo/animals.py: 3:16 6:5",
+                "#3 zoo/run.py: 1:30 6:5 7:5",
+            ]
+            assert len(text.encode()) < len(_text(lines).encode())
+            data = where.structured_content
+            assert data["output"] == "locations"
+            assert [m["line"] for m in data["matches"]] == [3, 6, 1, 6, 7]
+            fourth = await session.call_tool("read", {"target": f"{rid}:4:match"})
+            assert fourth.structured_content["ranges"][0]["path"] == "zoo/run.py"
+            assert fourth.structured_content["ranges"][0]["line"] == 6
+
+            bad = await session.call_tool("search", {"query": "bark", "output": "paths"})
+            assert bad.is_error is True
+            assert "output must be 'lines' or 'locations'" in _text(bad)
+
+    anyio.run(go)

@@ -103,3 +103,20 @@ def test_a_budgeted_page_far_in_serves_the_stored_text_and_capture_refs(
             wb.read(caps["B"]["ref"])
         with pytest.raises(StaleReference):
             wb.read(late["ref"]["match"])
+
+
+def test_location_pages_walk_every_match_once_within_the_budget(
+    make_workspace: MakeWorkspace,
+) -> None:
+    root = make_workspace(_tree())
+    with Workbench(root, build_index=False, tuning=Tuning(snapshot_max=10)) as wb:
+        pages = _walk(wb, max_bytes=600, output="locations")
+        lines = _walk(wb, max_bytes=600)
+        walked = [m for p in pages for m in p["matches"]]
+        everything = [m for p in _walk(wb, max_bytes=None) for m in p["matches"]]
+        assert [_key(m) for m in walked] == [_key(m) for m in everything]
+        assert len(pages) < len(lines)  # the positions take fewer bytes than the lines
+        assert {p["result"] for p in pages} == {p["result"] for p in lines}
+        for page in pages:
+            assert page["output"] == "locations"
+            assert len(page["matches"]) == 1 or len(search_compact(page).encode()) <= 600

@@ -4,8 +4,12 @@ docs/errors.md."""
 from __future__ import annotations
 
 import copy
+import json
 import re
 from typing import Any
+
+from hypothesis import given
+from hypothesis import strategies as st
 
 from sleuth import render
 from sleuth.render import common as render_common
@@ -821,3 +825,12 @@ def test_a_recovered_patterns_warning_is_said_in_both_renderings() -> None:
         assert f"warning: {said}" in render.search_compact(data)
     assert "warning:" not in render.search_human(sample()).plain
     assert "warning:" not in render.search_compact(sample())
+
+
+@given(st.text(alphabet='ab"\\\n\té😀 \x00', max_size=200), st.integers(3, 100))
+def test_a_quoted_capture_is_the_head_of_its_whole_json_string(text: str, most: int) -> None:
+    from sleuth.render.search import _quoted
+
+    whole = json.dumps(text, ensure_ascii=False)
+    expected = whole if len(whole) <= most else whole[: most - 2] + '…"'
+    assert _quoted(text, most) == expected

@@ -318,8 +318,10 @@ CAPTURE_CHARS = 80
 
 
 def _quoted(text: str, most: int = CAPTURE_CHARS) -> str:
-    shown = json.dumps(text, ensure_ascii=False)
-    return shown if len(shown) <= most else shown[: most - 2] + '…"'
+    # Only the head can be shown: quoting a whole function body to keep 80 characters of it
+    # was most of the rendering of an ast: page (escapes only lengthen, so the head suffices).
+    shown = json.dumps(text[:most], ensure_ascii=False)
+    return shown if len(shown) <= most and len(text) <= most else shown[: most - 2] + '…"'
 
 
 def compact_status(data: Json) -> str:

@@ -139,13 +139,15 @@ class Daemon:
         return (st.st_dev, st.st_ino) == self._ino
 
     def _warm(self) -> None:
-        """Start the default workbench now (listing, watcher, index, servers) in the
-        background, so the first relayed call finds it warm."""
+        """Start the default workbench now (listing, watcher, index) in the background, so the
+        first relayed call finds it warm. Not its language servers: any CLI call starts a
+        daemon, and clangd or tsc indexing a tree (tsc even installing type packages) for
+        minutes beside a user who only greps is CPU taken from them (docs/faces.md#the-daemon);
+        the first call that needs a server starts it, and it stays up for the next ones."""
 
         def warm() -> None:
             with self._call_lock, contextlib.suppress(Exception):
-                bench = self._bench(False)
-                bench.warm_servers()
+                self._bench(False)
 
         threading.Thread(target=warm, name="sleuth-daemon-warm", daemon=True).start()
 

@@ -379,3 +379,30 @@ def test_a_second_root_in_argv_is_answered_for_that_root(
         timeout=120,
     )
     assert search_paths(proc) == [("b.py", 1)]
+
+
+def _children(pid: int) -> list[str]:
+    """The command names of ``pid``'s child processes (from /proc)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            if int(fields[1]) == pid:
+                found.append((entry / "comm").read_text().strip())
+        except (OSError, IndexError, ValueError):
+            continue
+    return found
+
+
+def test_the_daemon_starts_a_language_server_only_when_a_call_needs_one(running: Path) -> None:
+    pid = status(running)["pid"]
+    assert isinstance(pid, int)
+    assert search_paths(sleuth(running, "search", "list_users", "--json")) == [("src/users.py", 5)]
+    time.sleep(1.0)  # a warm-up that started servers would have spawned them by now
+    assert _children(pid) == []
+    found = sleuth(running, "search", "symbols:list_users", "--json")
+    assert found.returncode == 0, found.stderr
+    assert [m["path"] for m in json.loads(found.stdout)["matches"]] == ["src/users.py"]
+    assert _children(pid) != []  # the server the call started stays up for the next one

@@ -1,4 +1,4 @@
-"""Real code in 15 languages for the structural-search (``ast:``) parity tests and benchmark.
+"""Real code in 16 languages for the structural-search (``ast:``) parity tests and benchmark.
 
 Every corpus comes from a package registry through its ordinary client, is fetched once and
 cached under ``$SLEUTH_CORPUS_DIR`` or ``~/.cache/sleuth/corpora`` (the cache of
@@ -27,6 +27,8 @@ Scala      Scala 2.11.12's ``src/library`` (579           Debian source ``scala=
            ``.scala``)
 HCL        HCL 2.14.1's test fixtures (52 ``.hcl``)       Debian source
                                                           ``golang-github-hashicorp-hcl-v2=2.14.1-2``
+Kotlin     react-native-screens 4.30.1's Android code     ``npm pack react-native-screens@4.30.1``
+           (240 ``.kt``)
 ========== ============================================== ==============================================
 
 Why these: each is moderate (under 4 MB of source, so a parity pattern over all of it runs in
@@ -35,6 +37,8 @@ TypeScript is too big, and zod uses variance annotations (``<in T>``) that the P
 grammar cannot parse while ast-grep's bundled one can, so the two engines would see different
 trees. psutil rather than the kernel: the kernel is a 140 MB download; psutil's C (Linux, BSD,
 macOS, Windows, AIX and SunOS back ends) is plain C with the usual macros.
+react-native-screens for Kotlin: a React Native library's Android side is Kotlin, so npm has a
+small current Kotlin tree (240 files, 1.4 MB) where Debian's Kotlin source is the compiler.
 
 ``apt-get download`` needs package lists: when it fails, ``apt-get update`` is run once (as
 root) and the download retried. The ``.deb`` is unpacked with ``dpkg-deb -x`` into a private
@@ -76,6 +80,7 @@ __all__ = [
     "PSUTIL_SPEC",
     "ANSIBLE_SPEC",
     "OPENZEPPELIN_SPEC",
+    "RN_SCREENS_SPEC",
     "DEBIAN_SOURCES",
     "ansible_tree",
     "cache_dir",
@@ -84,6 +89,7 @@ __all__ = [
     "django_tree",
     "openzeppelin_tree",
     "psutil_tree",
+    "rn_screens_tree",
     "rxjs_tree",
     "tokio_tree",
 ]
@@ -100,6 +106,8 @@ PSUTIL_SPEC = "psutil==7.2.2"
 ANSIBLE_SPEC = "ansible-core==2.18.6"
 #: npm package spec of the Solidity corpus.
 OPENZEPPELIN_SPEC = "@openzeppelin/contracts@5.4.0"
+#: npm package spec of the Kotlin corpus (a React Native library whose Android side is Kotlin).
+RN_SCREENS_SPEC = "react-native-screens@4.30.1"
 #: Debian source packages of the corpora fetched with ``apt-get source``: corpus -> (source
 #: package, version, the upstream tarball's top folder).
 DEBIAN_SOURCES: dict[str, tuple[str, str, str]] = {
@@ -349,6 +357,22 @@ def openzeppelin_tree() -> Path:
     )
 
 
+def rn_screens_tree() -> Path:
+    """The unpacked react-native-screens npm package (``package/``, Kotlin under ``android/``)."""
+
+    def tree_in(folder: Path) -> Path:
+        tree = folder / "package"
+        if not (tree / "android").is_dir():
+            raise RuntimeError(f"{tree} has no android/ folder")
+        return tree
+
+    return _fetch_once(
+        "react-native-screens-4.30.1",
+        lambda tmp: _npm_pack(RN_SCREENS_SPEC, "react-native-screens-*.tgz", tmp),
+        tree_in,
+    )
+
+
 # -- Debian source packages: Elixir, Haskell, Nix, Scala, HCL -----------------------------------
 
 _SYSTEM_SOURCES = Path("/etc/apt")
@@ -484,6 +508,7 @@ CORPORA: dict[str, Corpus] = {
         Corpus("nix-manual", "markdown", lambda: debian_source_tree("nix"), "doc", 100),
         Corpus("scala", "scala", lambda: debian_source_tree("scala"), "src/library", 500),
         Corpus("hcl", "hcl", lambda: debian_source_tree("hcl"), "", 45),
+        Corpus("rn-screens", "kotlin", rn_screens_tree, "android", 200),
     )
 }
 

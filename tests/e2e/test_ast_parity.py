@@ -5,7 +5,8 @@ Corpora (``tests/ast_corpora.py``, fetched once from PyPI, npm and Debian, cache
 (TypeScript), the tokio crate (Rust), psutil's C extension (C), ansible-core's integration
 tests (YAML), OpenZeppelin Contracts (Solidity), and from Debian source packages Elixir's own
 ``lib/`` (Elixir), aeson (Haskell), Nix and its manual (Nix, Markdown), Scala's standard
-library (Scala) and HCL's test fixtures (HCL).
+library (Scala) and HCL's test fixtures (HCL); from npm, react-native-screens' Android code
+(Kotlin).
 
 Same files on both sides: for each corpus the test copies the corpus's source files of the
 language (and nothing else) into a private workspace, so there is no ignore file, no binary
@@ -190,6 +191,25 @@ CASES: list[Case] = [
     Case("hcl_string", "hcl", '$K = "$S"', 15),
     Case("hcl_block", "hcl", "$B { $K = $V }", 5),
     Case("hcl_cond", "hcl", "$K = $C ? $T : $F", 2),
+    # Kotlin: react-native-screens' Android code. The PyPI grammar sleuth uses (tree-sitter-kotlin
+    # 1.1.0) is not ast-grep's (fwcd's, tree-sitter-kotlin-sg 0.4), so these are patterns whose
+    # trees have the same shape in both; docs/query.md#languages lists the ones that differ.
+    Case("kt_fun", "rn-screens", "fun $F($$$A) { $$$B }", 100),
+    Case("kt_fun_ret", "rn-screens", "fun $F($$$A): $T { $$$B }", 15),
+    Case("kt_when", "rn-screens", "when ($X) { $$$ }", 80),
+    Case("kt_return", "rn-screens", "return $X", 250),
+    Case("kt_ne_null", "rn-screens", "$A != null", 90),
+    Case("kt_apply", "rn-screens", "$X.apply { $$$ }", 60),
+    Case("kt_throw", "rn-screens", "throw $E($$$)", 35),
+    Case("kt_and", "rn-screens", "$A && $B", 110),
+    Case("kt_import", "rn-screens", "import $X", 1200),
+    Case("kt_private_val", "rn-screens", "private val $A: $T = $B", 30),
+    Case("kt_const_val", "rn-screens", "const val $A = $B", 100),
+    Case("kt_super_call", "rn-screens", "super.$F($$$)", 120),
+    Case("kt_as", "rn-screens", "$X as $T", 40),
+    Case("kt_for", "rn-screens", "for ($I in $C) { $$$ }", 30),
+    Case("kt_try_catch", "rn-screens", "try { $$$ } catch ($E: $T) { $$$ }", 6),
+    Case("kt_when_cst", "rn-screens", "when ($X) { $$$ }", 80, strictness="cst"),
 ]
 
 
@@ -212,6 +232,7 @@ EXTENSIONS: dict[str, tuple[str, ...]] = {
     "markdown": (".markdown", ".md"),
     "scala": (".scala", ".sc", ".sbt"),
     "hcl": (".hcl", ".nomad", ".tf", ".tfvars", ".workflow"),
+    "kotlin": (".kt", ".ktm", ".kts"),
 }
 
 

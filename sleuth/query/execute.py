@@ -226,7 +226,12 @@ def prepare(
     else:
         prepared.stages, prepared.suggest = _text_stages(rt, req)
     if index is not None:
-        index.sync(files, whole=scope == "" and not req.include and not req.exclude)
+        if prepared.ws.generation is not None:
+            # Watched: the whole listing is kept, and a whole sync is skipped until the watcher
+            # sees a change; a scoped or globbed listing would be checked file by file per call.
+            index.sync(_whole_listing(prepared), whole=True)
+        else:
+            index.sync(files, whole=scope == "" and not req.include and not req.exclude)
         prepared.index = index if index.ready else None
     return prepared
 

@@ -26,6 +26,7 @@ from sleuth.errors import InvalidPath, NotFound
 from sleuth.model import OnProgress, SkipCounts
 from sleuth.tuning import Tuning
 from sleuth.workspace.ignore import IgnoreStack, RulesCache, base_stack
+from sleuth.workspace.listing_filter import derive_listing
 from sleuth.workspace.listing_patch import patch_listings
 from sleuth.workspace.paths import PathGlobs, normalize_rel
 from sleuth.workspace.policy import AccessPolicy, load_config, resolve_max_filesize
@@ -388,6 +389,11 @@ class Workspace:
             hit = self._listings.get(key)
             if hit is not None and hit[0] == generation:
                 return _copy_listing(hit[1])
+            derived = self._derived(rel, include, exclude, any_size, generation)
+            if derived is not None:
+                if not (rel or include or exclude):  # the plain listing: kept (one key)
+                    self._listings[key] = (generation, _copy_listing(derived))
+                return derived
         listing = None
         if self._prefetched is not None:
             listing = self._prefetched.take(
@@ -399,6 +405,35 @@ class Workspace:
         if generation is not None and generation == self.generation:
             self._listings[key] = (generation, _copy_listing(listing))
         return listing
+
+    def _derived(
+        self,
+        rel: str,
+        include: Sequence[str],
+        exclude: Sequence[str],
+        any_size: bool,
+        generation: int,
+    ) -> FileList | None:
+        """A watched listing filtered from the whole tree's (``listing_filter``): a new glob or
+        folder scope costs a pass over the kept listing, not a walk. The whole tree's listing
+        is walked for a whole-tree key that misses; a folder scope walks its own folder until
+        the whole tree's listing is there. Only the plain listing is kept of those derived: a
+        glob or scope used once (the benchmarks' nonces, an agent's one-off exclude) would
+        fill the cache."""
+        base_key = ("", (), (), True)
+        kept = self._listings.get(base_key)
+        if kept is None or kept[0] != generation:
+            if rel:
+                return None
+            base = self._walk("", (), (), True)
+            if generation != self.generation:
+                return None  # something changed during the walk: walk the key itself
+            self._listings[base_key] = (generation, _copy_listing(base))
+        else:
+            base = kept[1]
+        inc, exc = _split_globs(include, exclude)
+        cap = None if any_size else self.max_filesize
+        return derive_listing(base, rel, inc, exc, cap)
 
     def _walk(
         self, rel: str, include: Sequence[str], exclude: Sequence[str], any_size: bool

@@ -25,7 +25,7 @@ from sleuth.model import SkipCounts
 from sleuth.workspace.paths import PathGlobs
 from sleuth.workspace.walker import FileEntry, FileList
 
-__all__ = ["derive_listing"]
+__all__ = ["derive_listing", "excludes_nothing", "names_of"]
 
 
 def _scoped(files: list[FileEntry], rel: str) -> list[FileEntry] | None:
@@ -40,6 +40,27 @@ def _scoped(files: list[FileEntry], rel: str) -> list[FileEntry] | None:
     if hi == lo:
         return None  # an ignored folder, an empty one or a file: the walk knows which
     return files[lo:hi]
+
+
+def names_of(base: FileList) -> frozenset[str]:
+    """Every file and folder name of ``base`` (kept beside it: built once per listing)."""
+    names: set[str] = set()
+    folders: set[str] = set()
+    for entry in base.files:
+        folder, _, name = entry.path.rpartition("/")
+        names.add(name)
+        folders.add(folder)
+    for folder in folders:
+        names.update(folder.split("/"))
+    names.discard("")
+    return frozenset(names)
+
+
+def excludes_nothing(names: frozenset[str], exclude: PathGlobs) -> bool:
+    """Whether ``exclude`` can drop nothing from a listing with these ``names``: every glob is
+    an exact name (it matches a path by its last part) that no file or folder has."""
+    literal = exclude.literal_names()
+    return literal is not None and literal.isdisjoint(names)
 
 
 def derive_listing(

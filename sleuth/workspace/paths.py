@@ -584,6 +584,13 @@ class PathGlobs:
             return True
         return self._base_re is not None and self._base_re(base) is not None
 
+    def literal_names(self) -> frozenset[str] | None:
+        """The base names these globs match when every glob is one exact name (``vendor``,
+        ``__init__.py``), else None: such globs match a path only by its last part."""
+        if self._path_re is not None or self._base_re is not None:
+            return None
+        return self._base_names or frozenset()
+
     def match_any_level(self, rel: str) -> bool:
         """True when one glob matches ``rel`` or any folder above it."""
         return any(self.match(p) for p in ancestors(rel))

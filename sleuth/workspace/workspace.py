@@ -26,14 +26,14 @@ from sleuth.errors import InvalidPath, NotFound
 from sleuth.model import OnProgress, SkipCounts
 from sleuth.tuning import Tuning
 from sleuth.workspace.ignore import IgnoreStack, RulesCache, base_stack
-from sleuth.workspace.listing_filter import derive_listing
+from sleuth.workspace.listing_filter import derive_listing, excludes_nothing, names_of
 from sleuth.workspace.listing_patch import patch_listings
 from sleuth.workspace.paths import PathGlobs, normalize_rel
 from sleuth.workspace.policy import AccessPolicy, load_config, resolve_max_filesize
 from sleuth.workspace.reader import BINARY_PROBE, ContentCache, Reader, encoding_of, stamp_bytes
 from sleuth.workspace.rooted import locate, outside_root, read_in, symlinked_component
 from sleuth.workspace.text import FileText
-from sleuth.workspace.walker import FileList, PrefetchedListings, Walker
+from sleuth.workspace.walker import FileEntry, FileList, PrefetchedListings, Walker
 from sleuth.workspace.watch import ChangeWatcher
 
 __all__ = [
@@ -194,6 +194,8 @@ class Workspace:
         self._watcher: ChangeWatcher | None = None
         self._own_changes = 0
         self._listings: dict[tuple[object, ...], tuple[int, FileList]] = {}
+        # the names in the whole tree's kept listing (listing_filter.names_of), by its files
+        self._names: dict[int, tuple[list[FileEntry], frozenset[str]]] = {}
         self._max_filesize_arg = max_filesize
         self._safe_folders: dict[str, tuple[int, int]] = {}
         self.fault_hook: Callable[[str, str], None] | None = None
@@ -432,6 +434,14 @@ class Workspace:
         else:
             base = kept[1]
         inc, exc = _split_globs(include, exclude)
+        if exc and not inc:
+            names = self._names.get(id(base.files))
+            if names is None or names[0] is not base.files:
+                self._names = {id(base.files): (base.files, names_of(base))}
+                names = self._names[id(base.files)]
+            if excludes_nothing(names[1], exc):
+                # the same listing as without the globs (its kept object, when that is kept)
+                return self.list_files(rel, (), (), any_size=any_size)
         cap = None if any_size else self.max_filesize
         return derive_listing(base, rel, inc, exc, cap)
 

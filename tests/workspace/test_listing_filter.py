@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sleuth.workspace import Workspace
-from sleuth.workspace.listing_filter import derive_listing
+from sleuth.workspace.listing_filter import derive_listing, excludes_nothing, names_of
 from sleuth.workspace.paths import PathGlobs
 from sleuth.workspace.walker import FileList
 
@@ -121,3 +121,14 @@ def test_a_watched_workspace_answers_globbed_listings_as_its_walks_do(tmp_path: 
         assert "src/new.py" in ws.list_files("", (), ["*.md"]).paths
     finally:
         ws.close()
+
+
+def test_an_exclude_of_names_no_file_or_folder_has_drops_nothing(workspace: Workspace) -> None:
+    base = workspace.walker((), (), True).walk("")
+    names = names_of(base)
+    assert {"a.py", "src", "util", "tests", "test_helpers.py"} <= names
+    assert excludes_nothing(names, PathGlobs(["nothing-here", "also-not"]))
+    assert not excludes_nothing(names, PathGlobs(["nothing-here", "util"]))  # a folder's name
+    assert not excludes_nothing(names, PathGlobs(["app.py"]))
+    assert not excludes_nothing(names, PathGlobs(["*.none"]))  # not a name: only a pass knows
+    assert not excludes_nothing(names, PathGlobs(["src/nothing"]))  # a path, not a name

@@ -147,6 +147,13 @@ class Runner:
         self.sleuth = find_tool("sleuth")
         self._wb: Any = None
         self._calls = 0
+        # per run: a result stored by an earlier run (``--index as-is`` keeps .sleuth/) must
+        # not answer a call of this one
+        self._run = os.urandom(4).hex()
+
+    def _nonce(self) -> str:
+        """An exclude glob no file has and no call repeats (the context wraps at 21)."""
+        return f"__bench_{self._run}_{self._calls}__"
 
     # -- rg -------------------------------------------------------------------------------
     def rg_all(self, q: Query) -> str:
@@ -185,7 +192,7 @@ class Runner:
         self._calls += 1
         cmd = [self.sleuth, "search", q.sleuth, "--root", str(self.tree), "--json"]
         cmd += ["--limit", str(LIMIT), "--context", str(self._calls % 21), *extra]
-        cmd += ["--exclude", f"__bench_{self._calls}__"]  # context wraps: this never repeats
+        cmd += ["--exclude", self._nonce()]
         if not q.case_sensitive:
             cmd.append("-i")
         proc = subprocess.run(cmd, capture_output=True, check=False, env=env)
@@ -239,7 +246,7 @@ class Runner:
             limit=LIMIT,
             case_sensitive=q.case_sensitive,
             context=self._calls % 21,
-            exclude=[f"__bench_{self._calls}__"],  # context wraps: this never repeats
+            exclude=[self._nonce()],
         )
         page = res.to_json()
         json.dumps(page)

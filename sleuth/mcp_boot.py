@@ -20,9 +20,11 @@ path unchanged. This module imports no SDK and no engine.
 from __future__ import annotations
 
 import contextlib
+import faulthandler
 import hashlib
 import json
 import os
+import signal
 import sys
 import threading
 from collections.abc import Callable, Iterator
@@ -217,6 +219,9 @@ def serve(
     if not os.path.isdir(root):  # the engine says what is wrong, with its exit code
         serve_slowly(root, no_ignore)
         return
+    # SIGUSR1 prints every thread's stack on stderr: a server that does not stop can say
+    # where it waits (the Ctrl-C test asks for it before it gives up)
+    faulthandler.register(signal.SIGUSR1, all_threads=True)
     loading = _Loading(load, root, no_ignore)
     with claim_stdio() as (wire_in, wire_out):
         first = wire_in.readline(MAX_MESSAGE_BYTES + 1)

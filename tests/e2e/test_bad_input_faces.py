@@ -19,6 +19,7 @@ import select
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -306,6 +307,16 @@ def test_mcp_server_stops_on_ctrl_c_while_it_waits_for_a_line(sample_root: Path)
     server.send(_call(1, "search", '{"query": "list_users"}'))
     assert server.answer()["result"]["isError"] is False
     server.proc.send_signal(signal.SIGINT)
-    assert server.proc.wait(timeout=60) == 0
+    try:
+        code = server.proc.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        server.proc.send_signal(signal.SIGUSR1)  # the server prints where each thread waits
+        time.sleep(2)
+        server.proc.kill()
+        _, stderr = server.proc.communicate(timeout=30)
+        raise AssertionError(
+            "the server did not stop on Ctrl-C; its threads:\n" + stderr.decode(errors="replace")
+        ) from None
+    assert code == 0
     assert server.proc.stdin is not None
     server.proc.stdin.close()

@@ -212,6 +212,10 @@ class _Loading:
         return self._made
 
 
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
 def serve(
     root: str, *, no_ignore: bool, load: Load, serve_slowly: Callable[[str, bool], None]
 ) -> None:
@@ -222,6 +226,11 @@ def serve(
     # SIGUSR1 prints every thread's stack on stderr: a server that does not stop can say
     # where it waits (the Ctrl-C test asks for it before it gives up)
     faulthandler.register(signal.SIGUSR1, all_threads=True)
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # not when ignored
+        # Ctrl-C raises in the main thread, as before Python 3.11: asyncio's own handler only
+        # cancels the main task, and a cancellation landing while the SDK's task group handles
+        # one of its own was absorbed, the server serving on (seen in CI: stuck in select)
+        signal.signal(signal.SIGINT, _interrupt)
     loading = _Loading(load, root, no_ignore)
     with claim_stdio() as (wire_in, wire_out):
         first = wire_in.readline(MAX_MESSAGE_BYTES + 1)

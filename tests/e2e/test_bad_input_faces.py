@@ -139,6 +139,10 @@ def test_binary_safe_marker_in_cli_json_and_human(
 # --- MCP ---------------------------------------------------------------------------------
 
 
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 class RawServer:
     """``sleuth mcp`` driven by hand-written JSON-RPC lines (bytes), answers read by id."""
 
@@ -148,6 +152,9 @@ class RawServer:
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
+            # Ctrl-C as a terminal delivers it: a suite started in the background of a shell
+            # inherits SIGINT ignored, and the server would rightly keep ignoring it
+            preexec_fn=_default_sigint,
         )
         self.send(
             json.dumps(

@@ -196,6 +196,8 @@ class Workspace:
         self._listings: dict[tuple[object, ...], tuple[int, FileList]] = {}
         # the names in the whole tree's kept listing (listing_filter.names_of), by its files
         self._names: dict[int, tuple[list[FileEntry], frozenset[str]]] = {}
+        # files found binary, by the watcher generation they were read at (``read``)
+        self._binary: dict[str, int] = {}
         self._max_filesize_arg = max_filesize
         self._safe_folders: dict[str, tuple[int, int]] = {}
         self.fault_hook: Callable[[str, str], None] | None = None
@@ -489,6 +491,14 @@ class Workspace:
         rel = normalize_rel(rel)
         if not rel or self.policy.is_denied(rel):
             raise path_not_found(rel)
+        generation = self.generation if self._watcher is not None else None
+        if generation is not None and self._binary.get(rel) == generation:
+            # binary when last read, and the watcher saw no change since: counted, not read
+            # (the index keeps such files as candidates: Django's 1,385 .mo catalogues cost two
+            # lstat calls each per warm search)
+            if skipped is not None:
+                skipped.binary += 1
+            return None
         try:
             if self._watcher is not None and not self._folders_real(rel):
                 raise OSError("reached through a symlinked folder")
@@ -497,7 +507,12 @@ class Workspace:
             if skipped is not None:
                 skipped.unreadable += 1
             return None
-        return self._reader.read(rel, st, skipped)
+        counts = skipped if skipped is not None else SkipCounts()
+        binary = counts.binary
+        text = self._reader.read(rel, st, counts)
+        if text is None and generation is not None and counts.binary > binary:
+            self._binary[rel] = generation
+        return text
 
     def _folders_real(self, rel: str) -> bool:
         """True when no folder on the way to ``rel`` is a symlink now. A watching face lists

@@ -187,3 +187,36 @@ def test_replaced_entries_are_the_positions_a_patch_changed() -> None:
     assert replaced_entries(old, new) == [1, 4]
     assert replaced_entries(old, list(old)) == []
     assert replaced_entries(old, new[:4]) is None  # not a patch of old
+
+
+def test_a_binary_file_is_counted_unread_until_the_watcher_sees_it_change(
+    make_workspace: MakeWorkspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from sleuth.model import SkipCounts
+    from sleuth.workspace import workspace as workspace_module
+
+    root = make_workspace({"blob.bin": b"needle\x00\x01", "a.txt": "needle\n"})
+    with Workbench(root, watch=True, build_index=False, tuning=SETTLED) as wb:
+        ws = wb.workspace
+        assert _wait(lambda: ws.generation is not None)
+        first = SkipCounts()
+        assert ws.read("blob.bin", first) is None and first.binary == 1
+        calls: list[str] = []
+        real_lstat = workspace_module.os.lstat
+
+        def lstat(path: Any, *args: Any, **kw: Any) -> Any:
+            calls.append(str(path))
+            return real_lstat(path, *args, **kw)
+
+        monkeypatch.setattr(workspace_module.os, "lstat", lstat)
+        again = SkipCounts()
+        assert ws.read("blob.bin", again) is None and again.binary == 1
+        assert not any(c.endswith("blob.bin") for c in calls)  # counted, not read
+        monkeypatch.undo()
+
+        gen = ws.generation
+        (root / "blob.bin").write_bytes(b"needle now text\n")
+        assert _wait(lambda: ws.generation != gen)
+        text = ws.read("blob.bin", SkipCounts())
+        assert text is not None and text.data == b"needle now text\n"
+        assert wb.search("needle").to_json()["total"] == 2

@@ -341,35 +341,30 @@ def _npm_pack(spec: str, glob: str, tmp: Path) -> None:
     shutil.rmtree(work)
 
 
-def openzeppelin_tree() -> Path:
-    """The unpacked @openzeppelin/contracts npm package (``package/``, its ``.sol`` sources)."""
+def _npm_package_tree(folder: str, spec: str, tarball: str, marker: str) -> Path:
+    """The ``package/`` folder of npm package ``spec`` (tarball ``tarball``, a glob), fetched
+    once into ``folder``; it must hold the folder ``marker``."""
 
-    def tree_in(folder: Path) -> Path:
-        tree = folder / "package"
-        if not (tree / "token").is_dir():
-            raise RuntimeError(f"{tree} has no token/ folder")
+    def tree_in(unpacked: Path) -> Path:
+        tree = unpacked / "package"
+        if not (tree / marker).is_dir():
+            raise RuntimeError(f"{tree} has no {marker}/ folder")
         return tree
 
-    return _fetch_once(
-        "openzeppelin-contracts-5.4.0",
-        lambda tmp: _npm_pack(OPENZEPPELIN_SPEC, "openzeppelin-contracts-*.tgz", tmp),
-        tree_in,
+    return _fetch_once(folder, lambda tmp: _npm_pack(spec, tarball, tmp), tree_in)
+
+
+def openzeppelin_tree() -> Path:
+    """The unpacked @openzeppelin/contracts npm package (``package/``, its ``.sol`` sources)."""
+    return _npm_package_tree(
+        "openzeppelin-contracts-5.4.0", OPENZEPPELIN_SPEC, "openzeppelin-contracts-*.tgz", "token"
     )
 
 
 def rn_screens_tree() -> Path:
     """The unpacked react-native-screens npm package (``package/``, Kotlin under ``android/``)."""
-
-    def tree_in(folder: Path) -> Path:
-        tree = folder / "package"
-        if not (tree / "android").is_dir():
-            raise RuntimeError(f"{tree} has no android/ folder")
-        return tree
-
-    return _fetch_once(
-        "react-native-screens-4.30.1",
-        lambda tmp: _npm_pack(RN_SCREENS_SPEC, "react-native-screens-*.tgz", tmp),
-        tree_in,
+    return _npm_package_tree(
+        "react-native-screens-4.30.1", RN_SCREENS_SPEC, "react-native-screens-*.tgz", "android"
     )
 
 

@@ -85,6 +85,10 @@ def check_max_bytes(value: object) -> int | None:
     return value
 
 
+OUTPUTS = ("lines", "locations")
+"""What a search's text shows (docs/faces.md#locations); no part of the result's identity."""
+
+
 @dataclass(frozen=True)
 class SearchRequest(Request):
     """One search, exactly as the caller asked for it (after bounds are applied)."""
@@ -165,7 +169,7 @@ class SearchRequest(Request):
     )
     output: str = arg(
         "lines",
-        choices=("lines", "locations"),
+        choices=OUTPUTS,
         help="text shown: each match's line, or 'locations' (path once, then line:col)",
         describe="'locations': line:col, no text",
     )
@@ -213,7 +217,7 @@ class SearchRequest(Request):
         if navigation not in (None, "references"):
             raise InvalidQuery(f"navigation must be 'references' or absent, got {navigation!r}")
         output = "lines" if values["output"] is None else values["output"]
-        if output not in ("lines", "locations"):
+        if output not in OUTPUTS:
             raise InvalidQuery(
                 f"output must be 'lines' or 'locations', got {output!r}",
                 details={"argument": "output"},

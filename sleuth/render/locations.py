@@ -30,22 +30,29 @@ def _position(match: Json) -> str | None:
     return f"{line}:{column}" if column is not None else str(line)
 
 
-def _groups(matches: Sequence[Json]) -> Iterator[tuple[str, object, list[str]]]:
-    """(path, first n, positions) of each run of matches in one file."""
+def _steps(matches: Sequence[Json]) -> Iterator[tuple[bool, str, Json, str | None]]:
+    """(starts a line, path, match, its position) of each match: a new line at a new path, for
+    a match without a position, and after one (a path alone stands on its own line)."""
     path: str | None = None
-    first: object = None
-    positions: list[str] = []
     for match in matches:
         where = str(match.get("path"))
         position = _position(match)
-        if where != path or position is None or not positions:
-            if path is not None:
-                yield path, first, positions
-            path, first, positions = where, match.get("n"), []
+        yield where != path or position is None, where, match, position
+        path = where if position is not None else None
+
+
+def _groups(matches: Sequence[Json]) -> Iterator[tuple[str, object, list[str]]]:
+    """(path, first n, positions) of each run of matches in one file."""
+    group: tuple[str, object, list[str]] | None = None
+    for starts, where, match, position in _steps(matches):
+        if starts or group is None:
+            if group is not None:
+                yield group
+            group = (where, match.get("n"), [])
         if position is not None:
-            positions.append(position)
-    if path is not None:
-        yield path, first, positions
+            group[2].append(position)
+    if group is not None:
+        yield group
 
 
 def _line(path: str, first: object, positions: list[str]) -> str:
@@ -60,15 +67,11 @@ def location_lines(matches: Sequence[Json]) -> list[str]:
 def location_fit(matches: Sequence[Json], budget: int) -> int:
     """How many of ``matches`` the location lines show within ``budget`` bytes (at least one)."""
     used = 0
-    path: str | None = None
-    for count, match in enumerate(matches):
-        where = str(match.get("path"))
-        position = _position(match) or ""
-        if where == path and position:
-            used += len(position) + 1
+    for count, (starts, where, match, position) in enumerate(_steps(matches)):
+        if starts:
+            used += len(_line(where, match.get("n"), [position] if position else []).encode()) + 1
         else:
-            used += len(f"#{match.get('n')} {where}: {position}".encode()) + 1
-            path = where if position else None
+            used += len(position or "") + 1
         if used > budget:
             return max(count, 1)
     return len(matches)

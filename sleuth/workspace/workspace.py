@@ -194,8 +194,8 @@ class Workspace:
         self._watcher: ChangeWatcher | None = None
         self._own_changes = 0
         self._listings: dict[tuple[object, ...], tuple[int, FileList]] = {}
-        # the names in the whole tree's kept listing (listing_filter.names_of), by its files
-        self._names: dict[int, tuple[list[FileEntry], frozenset[str]]] = {}
+        # the names in the whole tree's kept listing (listing_filter.names_of), with its files
+        self._names: tuple[list[FileEntry], frozenset[str]] | None = None
         # files found binary, by the watcher generation they were read at (``read``)
         self._binary: dict[str, int] = {}
         self._max_filesize_arg = max_filesize
@@ -437,11 +437,9 @@ class Workspace:
             base = kept[1]
         inc, exc = _split_globs(include, exclude)
         if exc and not inc:
-            names = self._names.get(id(base.files))
-            if names is None or names[0] is not base.files:
-                self._names = {id(base.files): (base.files, names_of(base))}
-                names = self._names[id(base.files)]
-            if excludes_nothing(names[1], exc):
+            if self._names is None or self._names[0] is not base.files:
+                self._names = (base.files, names_of(base))
+            if excludes_nothing(self._names[1], exc):
                 # the same listing as without the globs (its kept object, when that is kept)
                 return self.list_files(rel, (), (), any_size=any_size)
         cap = None if any_size else self.max_filesize
@@ -491,7 +489,7 @@ class Workspace:
         rel = normalize_rel(rel)
         if not rel or self.policy.is_denied(rel):
             raise path_not_found(rel)
-        generation = self.generation if self._watcher is not None else None
+        generation = self.generation
         if generation is not None and self._binary.get(rel) == generation:
             # binary when last read, and the watcher saw no change since: counted, not read
             # (the index keeps such files as candidates: Django's 1,385 .mo catalogues cost two

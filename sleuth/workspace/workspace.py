@@ -505,10 +505,12 @@ class Workspace:
             if skipped is not None:
                 skipped.unreadable += 1
             return None
+        if generation is None:
+            return self._reader.read(rel, st, skipped)
         counts = skipped if skipped is not None else SkipCounts()
         binary = counts.binary
         text = self._reader.read(rel, st, counts)
-        if text is None and generation is not None and counts.binary > binary:
+        if text is None and counts.binary > binary:
             self._binary[rel] = generation
         return text
 

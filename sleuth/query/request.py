@@ -203,10 +203,14 @@ class SearchRequest(Request):
         context = 1 if values["context"] is None else values["context"]
         if isinstance(context, bool) or not isinstance(context, int) or context < 0:
             raise InvalidQuery(f"context must be a non-negative integer, got {context!r}")
+        globs_of: dict[str, tuple[Any, ...]] = {}
         for name in ("include", "exclude"):
-            globs = values[name]
+            globs = () if values[name] is None else values[name]
             if isinstance(globs, str):
                 raise InvalidQuery(f"{name} is a list of globs, got the string {globs!r}")
+            if not isinstance(globs, (list, tuple)):
+                raise InvalidQuery(f"{name} is a list of globs, got {globs!r}")
+            globs_of[name] = tuple(globs)
             for glob in globs:
                 if not isinstance(glob, str) or glob == "" or "\x00" in glob:
                     raise InvalidQuery(f"{name} globs must be non-empty strings, got {glob!r}")
@@ -251,8 +255,8 @@ class SearchRequest(Request):
         return {
             **values,
             "path": path,
-            "include": tuple(values["include"]),
-            "exclude": tuple(values["exclude"]),
+            "include": globs_of["include"],
+            "exclude": globs_of["exclude"],
             "limit": min(limit, MAX_LIMIT),
             "context": min(context, MAX_CONTEXT),
             "case_sensitive": bool(values["case_sensitive"]),

@@ -54,3 +54,12 @@ def test_identity_ignores_paging() -> None:
     b = SearchRequest.build("x", limit=50, cursor="abc")
     assert a.identity_json() == b.identity_json()
     assert a.identity_json() != SearchRequest.build("x", case_sensitive=False).identity_json()
+
+
+def test_absent_globs_are_none_and_a_non_list_is_refused() -> None:
+    """Seen: ``Workbench.search(q, exclude=None)`` raised a bare ``TypeError``."""
+    request = SearchRequest.build(query="x", include=None, exclude=None)
+    assert (request.include, request.exclude) == ((), ())
+    for bad in (3, {"a": 1}, 2.5):
+        with pytest.raises(InvalidQuery, match="exclude is a list of globs"):
+            SearchRequest.build(query="x", exclude=bad)

@@ -9,7 +9,9 @@ embedded in batches (``progress`` is told how far) and written to the store in o
 its upper bound for the query (each term's ``idf * (k1 + 1)``), so it lies in [0, 1) whatever
 the corpus; and the cosine of the chunk's vector with the query's, clipped at 0. The score is
 ``alpha * dense + (1 - alpha) * bm25``, in [0, 1]; ``alpha`` 1 is dense alone, 0 BM25 alone.
-Hits below ``threshold`` are dropped; order is score descending, then path, then position.
+A chunk of test code (``TEST_PATH``) scores ``TEST_WEIGHT`` of that unless the query speaks of
+tests: a test shares its subject's words and names (``test_iri_to_uri`` beside ``iri_to_uri``)
+and would otherwise outrank the code a description is about. Hits below ``threshold`` are dropped; order is score descending, then path, then position.
 Postings and document frequencies are kept per file and updated as files change, so a sync after
 one edit costs that file's chunks, not the corpus.
 """
@@ -17,9 +19,11 @@ one edit costs that file's chunks, not the corpus.
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import xxhash
@@ -32,7 +36,18 @@ from sleuth.semantic.tokens import tokens
 from sleuth.workspace import FileEntry, Workspace
 from sleuth.workspace.workspace import STATE_DIR
 
-__all__ = ["SemanticIndex", "Hit", "DeclsOf", "Progress", "ALPHA", "K1", "B", "TITLE_WEIGHT"]
+__all__ = [
+    "SemanticIndex",
+    "Hit",
+    "DeclsOf",
+    "Progress",
+    "ALPHA",
+    "K1",
+    "B",
+    "TITLE_WEIGHT",
+    "TEST_WEIGHT",
+    "TEST_PATH",
+]
 
 ALPHA = 0.5
 TITLE_WEIGHT = 4
@@ -40,6 +55,12 @@ TITLE_WEIGHT = 4
 name of three words would otherwise weigh as little as three of a body's hundred."""
 K1 = 1.2
 B = 0.75
+TEST_WEIGHT = 0.8
+TEST_PATH = re.compile(
+    r"(^|/)(tests?|testing)/|(^|/)test_[^/]*$|_tests?\.[^/.]+$|(^|/)conftest\.py$"
+)
+"""A test file: under a ``test``/``tests``/``testing`` folder, ``test_*``, ``*_test(s).ext``."""
+_TEST_TERM = "test"  # what ``tokens`` makes of test, tests, testing
 
 DeclsOf = Callable[[str, bytes], list[Decl] | None]
 """The declarations of a file (path, bytes), or None for windows only: the query layer's tags."""
@@ -73,8 +94,8 @@ def _digest(text: str) -> str:
     return xxhash.xxh3_64_hexdigest(text.encode("utf-8", "surrogatepass"))
 
 
-def _index_chunk(chunk: Chunk, digest: str) -> IndexedChunk:
-    toks = tokens(f"{chunk.title} {chunk.title} {chunk.text}")
+def _index_chunk(chunk: Chunk, digest: str, memo: dict[str, tuple[str, ...]]) -> IndexedChunk:
+    toks = tokens(f"{chunk.title} {chunk.title} {chunk.text}", memo=memo)
     return IndexedChunk(
         chunk.start,
         chunk.end,
@@ -86,6 +107,11 @@ def _index_chunk(chunk: Chunk, digest: str) -> IndexedChunk:
         len(toks),
         digest,
     )
+
+
+_Matrix = tuple[Vectors, list[tuple[str, int]], dict[str, int], "np.ndarray[Any, Any]"]
+"""Every chunk's vector, its (path, position), where each file's chunks start, and which
+chunks are test code."""
 
 
 class SemanticIndex:
@@ -102,7 +128,8 @@ class SemanticIndex:
         self._postings: dict[str, dict[str, list[int]]] = {}
         self._length = 0  # tokens over all chunks
         self._count = 0  # chunks
-        self._matrix: tuple[Vectors, list[tuple[str, int]], dict[str, int]] | None = None
+        self._matrix: _Matrix | None = None
+        self._words: dict[str, tuple[str, ...]] = {}  # the tokens of each word seen (a memo)
 
     # -- keeping up with the files ----------------------------------------------------------
 
@@ -218,7 +245,9 @@ class SemanticIndex:
                 vectors[i] = known[d]
         at = 0
         for row, chunks in fresh:
-            row.chunks = [_index_chunk(c, d) for c, d in zip(chunks, digests[at:], strict=False)]
+            row.chunks = [
+                _index_chunk(c, d, self._words) for c, d in zip(chunks, digests[at:], strict=False)
+            ]
             row.vectors = vectors[at : at + len(chunks)]
             at += len(chunks)
         for path in gone:
@@ -232,8 +261,7 @@ class SemanticIndex:
 
     # -- answering --------------------------------------------------------------------------
 
-    def _vectors(self) -> tuple[Vectors, list[tuple[str, int]], dict[str, int]]:
-        """Every chunk's vector, its (path, position), and where each file's chunks start."""
+    def _vectors(self) -> _Matrix:
         if self._matrix is None:
             rows = self._rows_now()
             owners = [(p, i) for p, row in rows.items() for i in range(len(row.chunks))]
@@ -245,7 +273,10 @@ class SemanticIndex:
             parts = [row.vectors for row in rows.values() if len(row.chunks)]
             dim = self.encoder.dim
             matrix = np.concatenate(parts) if parts else np.zeros((0, dim), dtype=np.float32)
-            self._matrix = (matrix, owners, first)
+            tests = np.fromiter(
+                (TEST_PATH.search(p) is not None for p, _ in owners), dtype=bool, count=len(owners)
+            )
+            self._matrix = (matrix, owners, first, tests)
         return self._matrix
 
     def search(
@@ -260,11 +291,11 @@ class SemanticIndex:
         """The best ``limit`` chunks for ``query`` scoring at least ``threshold`` (in ``paths``
         only, when given)."""
         rows = self._rows_now()
-        matrix, owners, first = self._vectors()
+        matrix, owners, first, tests = self._vectors()
         if not owners:
             return []
         lexical = np.zeros(len(owners), dtype=np.float32)
-        terms = set(tokens(query))
+        terms = set(tokens(query, memo=self._words))
         avg = self._length / self._count if self._count else 1.0
         bound = 0.0
         for term in terms:
@@ -287,6 +318,8 @@ class SemanticIndex:
             q = self.encoder.encode([query])[0]
             dense = np.clip(matrix @ q, 0.0, 1.0)
         fused = np.clip(alpha * dense + (1 - alpha) * lexical, 0.0, 1.0)
+        if _TEST_TERM not in terms:
+            fused[tests] *= TEST_WEIGHT
         ok = (fused >= threshold) & (fused > 0)
         if paths is not None:
             ok &= np.fromiter((p in paths for p, _ in owners), dtype=bool, count=len(owners))

@@ -26,7 +26,7 @@ from sleuth.workspace.workspace import make_state_dir
 __all__ = ["IndexedChunk", "FileRow", "SemanticStore", "FILE_NAME", "FORMAT", "format_of"]
 
 FILE_NAME = "semantic.sqlite3"
-FORMAT = 4
+FORMAT = 5
 """Bumped when what a row means changes; a file of another format is rebuilt."""
 
 

@@ -249,3 +249,26 @@ def test_bm25_postings_follow_edits_and_deletions(make_workspace: Any) -> None:
     assert [(h.path, h.title) for h in hits] == [("c.py", "Frobnicate")]
     assert all(h.bm25 > 0 for h in hits)
     index.close()
+
+
+def test_test_code_ranks_below_the_code_it_tests_unless_asked_for(make_workspace: Any) -> None:
+    """A test shares its subject's words (``test_iri_to_uri``) and outranked it."""
+    body = "    out = []\n    for ch in iri:\n        out.append(ch)\n    return ''.join(out)\n"
+    root = make_workspace(
+        {
+            "pkg/urls.py": f"def iri_to_uri(iri):\n{body}",
+            "tests/test_urls.py": f"def test_iri_to_uri_to_iri(iri):\n{body}    iri_to_uri(iri)\n",
+        }
+    )
+    ws = Workspace(root)
+    index = SemanticIndex(ws)
+    index.sync(ws.list_files().files, decls_of)
+    plain = {h.path: h for h in index.search("convert an iri to a uri", limit=5)}
+    assert list(plain)[0] == "pkg/urls.py"
+    asked = index.search("test converting an iri to a uri", limit=5)
+    assert asked[0].path == "tests/test_urls.py"
+    test_hit = plain["tests/test_urls.py"]
+    # the score is the fused score times TEST_WEIGHT, still in [0, 1]
+    fused = 0.5 * test_hit.dense + 0.5 * test_hit.bm25
+    assert abs(test_hit.score - round(fused * sleuth.semantic.index.TEST_WEIGHT, 6)) < 1e-5
+    index.close()

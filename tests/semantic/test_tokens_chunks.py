@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from sleuth.semantic import chunk_file, split_identifier, tokens
 from sleuth.semantic.chunks import MAX_CHUNKS, WINDOW_BYTES, WINDOW_LINES
+from sleuth.semantic.tokens import ABBREVIATIONS, stem
 
 
 def test_split_identifier_cuts_case_underscores_and_digits() -> None:
@@ -15,9 +16,27 @@ def test_split_identifier_cuts_case_underscores_and_digits() -> None:
 
 def test_tokens_keep_the_compound_and_drop_noise() -> None:
     toks = tokens("def getUserName(self): return self.x")
-    assert toks == ["get", "user", "name", "getusername"]
+    assert toks == ["get", "user", "name", "getusernam"]  # stemmed: the final e goes
     assert tokens("a b c") == []
     assert len(tokens("word " * 10_000, limit=50)) == 50
+
+
+def test_prose_and_code_spellings_meet_in_one_token() -> None:
+    """``Returns the cookies from a dictionary`` must reach ``cookies_from_dict``."""
+    assert tokens("Returns the cookies from a dictionary") == tokens("cookie dict")
+    assert tokens("encoding") == tokens("encoded") == tokens("encode") == tokens("encodes")
+    assert tokens("parse the configuration arguments") == tokens("parse config args")
+    assert tokens("classes") == tokens("class") and tokens("policies") == tokens("policy")
+    for prose, short in ABBREVIATIONS.items():
+        assert tokens(prose) == tokens(short), prose
+    # words of three letters and words ending in ss/us/is keep their ending
+    assert [stem(w) for w in ("bus", "class", "this", "ids", "keys")] == [
+        "bus",
+        "class",
+        "this",
+        "ids",
+        "key",
+    ]
 
 
 SRC = b'''import os

@@ -834,3 +834,43 @@ def test_a_quoted_capture_is_the_head_of_its_whole_json_string(text: str, most: 
     whole = json.dumps(text, ensure_ascii=False)
     expected = whole if len(whole) <= most else whole[: most - 2] + '…"'
     assert _quoted(text, most) == expected
+
+
+@st.composite
+def _pages(draw: Any) -> dict[str, Any]:
+    """Pages of nearby matches in two files, with context that other matches may cover."""
+    matches = []
+    spots = draw(
+        st.lists(
+            st.tuples(st.sampled_from(["a.py", "b/c.py"]), st.integers(1, 30), st.integers(0, 2)),
+            min_size=1,
+            max_size=12,
+            unique_by=lambda s: (s[0], s[1]),
+        )
+    )
+    for n, (path, line, span) in enumerate(sorted(spots), start=1):
+        before = tuple(f"b{line - k}" for k in range(min(draw(st.integers(0, 2)), line - 1), 0, -1))
+        after = tuple(f"a{line + span + k}" for k in range(1, draw(st.integers(0, 2)) + 1))
+        m = _match(n, path, line, 1, f"x{line}" + "\nmore" * span, 4, before, after, line + span)
+        if draw(st.booleans()):
+            m["captures"] = {"A": {"text": "é" * draw(st.integers(0, 40)), "ref": f"{RID}:{n}:A"}}
+        matches.append(m)
+    return sample(matches=matches, total=len(matches))
+
+
+@given(_pages(), st.integers(1, 12), st.integers(200, 1200))
+def test_a_cut_pages_added_up_size_is_its_rendered_size(
+    window: dict[str, Any], keep: int, budget: int
+) -> None:
+    """The budget check adds up the fit's per-match sizes instead of rendering the cut page
+    again; whenever it answers, it must be the rendering's exact size."""
+    from sleuth.render.search import compact_cut_size, compact_fit_sizes
+
+    _fit, sizes = compact_fit_sizes(window, 10**9)
+    keep = min(keep, len(window["matches"]))
+    cut = dict(window, matches=window["matches"][:keep], cut="max_bytes", next_cursor="C" * 40)
+    size = compact_cut_size(window, cut, sizes)
+    if size is not None:
+        assert size == len(render.search_compact(cut).encode())
+    fit, fit_sizes = compact_fit_sizes(window, budget)
+    assert fit_sizes[:fit] == sizes[:fit]

@@ -528,16 +528,50 @@ def search_compact(data: Json) -> str:
 def compact_fit(data: Json, max_bytes: int) -> int:
     """How many of the page's matches the compact rendering shows within ``max_bytes`` of
     UTF-8 (at least one: a page always moves on), the header and the tail counted."""
+    return compact_fit_sizes(data, max_bytes)[0]
+
+
+def compact_fit_sizes(data: Json, max_bytes: int) -> tuple[int, list[int]]:
+    """``compact_fit``, and the bytes (newlines counted) of each match it rendered, in order:
+    what ``compact_cut_size`` adds up instead of rendering the cut page again."""
     matches = list(data.get("matches") or ())
     used = len(_compact_header(data).encode()) + 1
     used += sum(len(line.encode()) + 1 for line in compact_tail(data)) + 120  # cursor, cut
     if data.get("output") == "locations":
-        return location_fit(matches, max_bytes - used)
+        return location_fit(matches, max_bytes - used), []
     shown = _matched_lines(data)
     said: dict[str, str] = {}
+    sizes: list[int] = []
     for count, match in enumerate(matches):
         lines = match_compact(data, match, shown, said)
-        used += sum(len(line.encode()) + 1 for line in lines)
+        sizes.append(sum(len(line.encode()) + 1 for line in lines))
+        used += sizes[-1]
         if used > max_bytes:
-            return max(count, 1)
-    return len(matches)
+            return max(count, 1), sizes
+    return len(matches), sizes
+
+
+def compact_cut_size(window: Json, cut: Json, sizes: list[int]) -> int | None:
+    """The exact byte size of ``search_compact(cut)``, where ``cut`` holds the first matches
+    of ``window`` and ``sizes`` are ``compact_fit_sizes(window, ...)``'s, or None when that
+    cannot be added up: a locations page, or a kept match's context line covered by a dropped
+    match only (the window's rendering hid it; the cut page's shows it)."""
+    kept = list(cut.get("matches") or ())
+    if cut.get("output") == "locations" or len(kept) > len(sizes):
+        return None
+    hidden_by_dropped = _matched_lines(window) - _matched_lines(cut)
+    if hidden_by_dropped:
+        for match in kept:
+            if match.get("line") is None:
+                continue
+            path, line = str(match.get("path")), int(match["line"])
+            end_line = int(match.get("end_line") or line)
+            context = match.get("context") or {}
+            before = len(context.get("before") or ())
+            after = len(context.get("after") or ())
+            around = [*range(line - before, line), *range(end_line + 1, end_line + 1 + after)]
+            if any((path, k) in hidden_by_dropped for k in around):
+                return None
+    head = len(_compact_header(cut).encode()) + 1
+    tail = sum(len(line.encode()) + 1 for line in compact_tail(cut))
+    return head + sum(sizes[: len(kept)]) + tail - 1

@@ -223,7 +223,7 @@ class SearchPager:
             answer = self._page(row, query, first, limit, cursor=cursor)
             answer.extra.update(shown)
             return answer
-        from sleuth.render.search import compact_fit, search_compact
+        from sleuth.render.search import compact_cut_size, compact_fit_sizes, search_compact
 
         # The fit is estimated on a window of the page that grows until the budget is spent:
         # a 16 KiB page of long matches shows a few dozen of 500, and rendering all 500 to
@@ -236,7 +236,8 @@ class SearchPager:
             result.extra.update(shown)
             if not rows:
                 return result
-            keep = compact_fit(result.to_json(), max_bytes)
+            fitted = result.to_json()
+            keep, sizes = compact_fit_sizes(fitted, max_bytes)
             if keep < len(rows) or whole:
                 break
             window *= 4
@@ -246,8 +247,13 @@ class SearchPager:
             result.matches = matches[:keep]
             result.next_cursor = encode_cursor(secret, row.id, first + keep)
             result.extra["cut"] = "max_bytes"
-            # the estimate is checked against the rendering itself (its last lines included)
-            if keep == 1 or len(search_compact(result.to_json()).encode()) <= max_bytes:
+            # the estimate is checked against the cut page's exact size (its last lines
+            # included), added up from the fit's sizes unless only a rendering can tell
+            cut = result.to_json()
+            size = compact_cut_size(fitted, cut, sizes)
+            if size is None:
+                size = len(search_compact(cut).encode())
+            if keep == 1 or size <= max_bytes:
                 break
             keep -= 1
         return result

@@ -341,7 +341,7 @@ def test_compact_graph_path_lists_edges_and_ranked_map_ranks() -> None:
 def test_compact_fit_counts_whole_matches_within_the_budget() -> None:
     data = _no_context(sample())
     whole = len(render.search_compact(data).encode())
-    from sleuth.render.search import compact_fit
+    from sleuth.render.page_fit import compact_fit
 
     assert compact_fit(data, whole + 200) == 3
     assert compact_fit(data, 10) == 1  # a page always moves on
@@ -864,7 +864,7 @@ def test_a_cut_pages_added_up_size_is_its_rendered_size(
 ) -> None:
     """The budget check adds up the fit's per-match sizes instead of rendering the cut page
     again; whenever it answers, it must be the rendering's exact size."""
-    from sleuth.render.search import compact_cut_size, compact_fit_sizes
+    from sleuth.render.page_fit import compact_cut_size, compact_fit_sizes
 
     _fit, sizes = compact_fit_sizes(window, 10**9)
     keep = min(keep, len(window["matches"]))

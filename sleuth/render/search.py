@@ -20,7 +20,8 @@ from sleuth.render.common import (
     plural,
     styled,
 )
-from sleuth.render.locations import location_fit, location_lines
+from sleuth.render.line_spans import LineSpans
+from sleuth.render.locations import location_lines
 
 if TYPE_CHECKING:
     from rich.text import Text
@@ -332,7 +333,7 @@ def compact_status(data: Json) -> str:
     return "more" if data.get("next_cursor") else "complete"
 
 
-def _compact_header(data: Json) -> str:
+def compact_header(data: Json) -> str:
     return _header(data, compact_status)
 
 
@@ -417,7 +418,7 @@ def _declaration_lines(match: Json, symbol: Json) -> list[str]:
 
 
 def match_compact(
-    data: Json, match: Json, shown: set[tuple[str, int]], shown_refs: dict[str, str]
+    data: Json, match: Json, shown: LineSpans, shown_refs: dict[str, str]
 ) -> list[str]:
     """The compact lines of one match: the match line, its captures, graph edges or
     declaration, and context lines not shown yet (``shown``: (path, line) printed so far;
@@ -459,7 +460,7 @@ def match_compact(
         for number, text in enumerate(after, start=end_line + 1)
         if (path, number) not in shown
     ]
-    shown.update((path, k) for k in range(line - len(before), end_line + len(after) + 1))
+    shown.add(path, line - len(before), end_line + len(after))
     return lead + out + trail
 
 
@@ -499,14 +500,13 @@ def compact_tail(data: Json) -> list[str]:
     return lines
 
 
-def _matched_lines(data: Json) -> set[tuple[str, int]]:
-    """(path, line) of every line a match of the page covers: never shown as context."""
-    found: set[tuple[str, int]] = set()
-    for match in data.get("matches") or ():
+def matched_lines(matches: Sequence[Json]) -> LineSpans:
+    """(path, line) of every line one of ``matches`` covers: never shown as context."""
+    found = LineSpans()
+    for match in matches:
         if match.get("line") is not None:
             line = int(match["line"])
-            end = int(match.get("end_line") or line)
-            found.update((str(match.get("path")), k) for k in range(line, end + 1))
+            found.add(str(match.get("path")), line, int(match.get("end_line") or line))
     return found
 
 
@@ -514,64 +514,12 @@ def search_compact(data: Json) -> str:
     """The MCP text content (docs/faces.md#mcp-server): a header, the lines of each match
     (``path:line:col #n  text``, then captures, edges, context), then short hints; with
     ``output="locations"``, one line of positions per file instead of the match lines."""
-    lines = [_compact_header(data)]
+    lines = [compact_header(data)]
     if data.get("output") == "locations":
         return "\n".join(lines + location_lines(data.get("matches") or ()) + compact_tail(data))
-    shown = _matched_lines(data)
+    shown = matched_lines(data.get("matches") or ())
     said: dict[str, str] = {}
     for match in data.get("matches") or ():
         lines.extend(match_compact(data, match, shown, said))
     lines.extend(compact_tail(data))
     return "\n".join(lines)
-
-
-def compact_fit(data: Json, max_bytes: int) -> int:
-    """How many of the page's matches the compact rendering shows within ``max_bytes`` of
-    UTF-8 (at least one: a page always moves on), the header and the tail counted."""
-    return compact_fit_sizes(data, max_bytes)[0]
-
-
-def compact_fit_sizes(data: Json, max_bytes: int) -> tuple[int, list[int]]:
-    """``compact_fit``, and the bytes (newlines counted) of each match it rendered, in order:
-    what ``compact_cut_size`` adds up instead of rendering the cut page again."""
-    matches = list(data.get("matches") or ())
-    used = len(_compact_header(data).encode()) + 1
-    used += sum(len(line.encode()) + 1 for line in compact_tail(data)) + 120  # cursor, cut
-    if data.get("output") == "locations":
-        return location_fit(matches, max_bytes - used), []
-    shown = _matched_lines(data)
-    said: dict[str, str] = {}
-    sizes: list[int] = []
-    for count, match in enumerate(matches):
-        lines = match_compact(data, match, shown, said)
-        sizes.append(sum(len(line.encode()) + 1 for line in lines))
-        used += sizes[-1]
-        if used > max_bytes:
-            return max(count, 1), sizes
-    return len(matches), sizes
-
-
-def compact_cut_size(window: Json, cut: Json, sizes: list[int]) -> int | None:
-    """The exact byte size of ``search_compact(cut)``, where ``cut`` holds the first matches
-    of ``window`` and ``sizes`` are ``compact_fit_sizes(window, ...)``'s, or None when that
-    cannot be added up: a locations page, or a kept match's context line covered by a dropped
-    match only (the window's rendering hid it; the cut page's shows it)."""
-    kept = list(cut.get("matches") or ())
-    if cut.get("output") == "locations" or len(kept) > len(sizes):
-        return None
-    hidden_by_dropped = _matched_lines(window) - _matched_lines(cut)
-    if hidden_by_dropped:
-        for match in kept:
-            if match.get("line") is None:
-                continue
-            path, line = str(match.get("path")), int(match["line"])
-            end_line = int(match.get("end_line") or line)
-            context = match.get("context") or {}
-            before = len(context.get("before") or ())
-            after = len(context.get("after") or ())
-            around = [*range(line - before, line), *range(end_line + 1, end_line + 1 + after)]
-            if any((path, k) in hidden_by_dropped for k in around):
-                return None
-    head = len(_compact_header(cut).encode()) + 1
-    tail = sum(len(line.encode()) + 1 for line in compact_tail(cut))
-    return head + sum(sizes[: len(kept)]) + tail - 1

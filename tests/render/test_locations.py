@@ -8,7 +8,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sleuth.render.locations import location_fit, location_lines
-from sleuth.render.search import compact_fit, search_compact, search_human
+from sleuth.render.page_fit import compact_fit
+from sleuth.render.search import search_compact, search_human
 
 
 def _m(n: int, path: str, line: int | None, column: int | None = 1) -> dict[str, Any]:

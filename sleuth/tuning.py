@@ -89,6 +89,10 @@ class Tuning:
     count_budget_s: float = 0.025
     """Seconds counting past a full page may take beyond those files (no more than the page)."""
 
+    scan_split_files: int = 2000
+    """Files of a cold text scan (an unwatched workspace, no index) from which a forked child
+    reads every other chunk of them (``query.scan_split``)."""
+
     # -- the workspace ------------------------------------------------------------------------
     watch_settle_s: float = 1.5
     """Seconds a file watcher runs before its listings are trusted: inotify watches on a large

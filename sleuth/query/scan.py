@@ -16,7 +16,9 @@ from typing import Any, Literal, Protocol, TypeVar, runtime_checkable
 
 from sleuth.model import CaptureSpan, Found, Match, SkipCounts
 from sleuth.prefilter import Literals, file_may_match, fold
+from sleuth.query.scan_split import Read, split_reads
 from sleuth.workspace import FileEntry, FileText, Workspace
+from sleuth.workspace.reader import Wanted
 
 __all__ = [
     "split_resume",
@@ -199,28 +201,59 @@ class Scanner:
         self._batched: BatchedSource | None = source if isinstance(source, BatchedSource) else None
         self.skipped = skipped if skipped is not None else SkipCounts()
         self._memo: tuple[str, str, list[Found]] | None = None  # the last file's matches
+        self._split_files = ws.tuning.scan_split_files
         self.files_scanned = 0
 
-    def _files_from(self, after: str | None) -> Iterator[tuple[FileText, tuple[int, int] | None]]:
-        """Readable candidate files from the resume point on (with the in-file position)."""
+    def _files_from(
+        self, after: str | None, wanted: Wanted | None = None
+    ) -> Iterator[tuple[FileText, tuple[int, int] | None]]:
+        """Readable candidate files from the resume point on (with the in-file position);
+        with ``wanted``, only those whose bytes it wants (the rest counted as scanned)."""
         literals = self._source.literals if self._source.prefilter else None
         candidates = self._candidates
         after_path, inside = split_resume(after)
-        for entry in self._files:
-            path = entry.path
-            if after_path is not None and (
-                path < after_path or (path == after_path and inside is None)
-            ):
-                continue
-            if candidates is not None and path not in candidates:
-                continue
-            ft = self._ws.read(path, self.skipped)
+        paths = [
+            entry.path
+            for entry in self._files
+            if (
+                after_path is None
+                or entry.path > after_path
+                or (entry.path == after_path and inside is not None)
+            )
+            and (candidates is None or entry.path in candidates)
+        ]
+        if wanted is None:
+            reads: Iterable[Read] = ((p, self._ws.read(p, self.skipped)) for p in paths)
+        else:
+            least = self._split_files if after_path is None else len(paths) + 1
+            reads = split_reads(self._ws, paths, wanted, self.skipped, least)
+        for path, ft in reads:
             if ft is None:
                 continue
             self.files_scanned += 1
+            if isinstance(ft, str):  # read, and without a match
+                continue
             if literals and not file_may_match(literals, fold(ft.data)):
                 continue
             yield ft, inside if path == after_path else None
+
+    def _wanted(self) -> Wanted | None:
+        """For a cold scan (an unwatched workspace) of spans in whole files: the test that
+        keeps a file only when it has a match, so a file without one costs no stamp, no text
+        object and no cache entry, and the scan can be split (``scan_split``)."""
+        if self._structured is not None or self._ranges is not None:
+            return None
+        if self._ws.generation is not None:
+            return None  # a watched workspace keeps every text in its cache, for the next call
+        source = self._source
+        literals = source.literals if source.prefilter else None
+
+        def wanted(data: bytes, start: int) -> bool:
+            if literals and not file_may_match(literals, fold(data)):
+                return False
+            return bool(source.spans(data, start))
+
+        return wanted
 
     def _found_after(self, ft: FileText, inside: tuple[int, int] | None) -> list[Found]:
         memo = self._memo
@@ -235,13 +268,12 @@ class Scanner:
 
     def _found_stream(self, after: str | None) -> Iterator[tuple[FileText, list[Found]]]:
         """(file, its matches after ``after``) of every candidate file, in path order."""
-        files = self._files_from(after)
         if self._batched is None:
-            for ft, inside in files:
+            for ft, inside in self._files_from(after, self._wanted()):
                 yield ft, self._found_after(ft, inside)
             return
         # the source memoises per file itself (and may work ahead of this loop)
-        for ft, inside, found in self._batched.find_in_files(files):
+        for ft, inside, found in self._batched.find_in_files(self._files_from(after)):
             found = self._in_ranges(ft, found)
             if inside is not None:
                 found = [f for f in found if (f[0], f[1]) > inside]

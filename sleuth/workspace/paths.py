@@ -75,6 +75,12 @@ _POSIX_CLASSES: dict[str, str] = {
 }
 
 
+_SEGMENT = r"(?!\.\.?(?:/|\Z))[^/\x00]+"
+_CANONICAL = re.compile(rf"{_SEGMENT}(?:/{_SEGMENT})*")
+"""A path ``normalize_rel`` gives back unchanged: segments that are neither empty, ``.``,
+``..`` nor hold a NUL, and no leading or trailing slash."""
+
+
 def normalize_rel(path: str) -> str:
     """The canonical workspace-relative form of ``path`` ("" is the root).
 
@@ -82,6 +88,12 @@ def normalize_rel(path: str) -> str:
     (except the bare ``"/"``, which docs/faces.md#paths uses for the root) and ``..`` that leaves
     the root.
     """
+    if _CANONICAL.fullmatch(path):  # a listed path: every read of a scan passes one
+        return path
+    return _normalized(path)
+
+
+def _normalized(path: str) -> str:
     if "\x00" in path:
         raise InvalidPath(
             "path contains a NUL byte; give a plain relative path such as 'src/app.py'",

@@ -30,7 +30,14 @@ from sleuth.workspace.listing_filter import derive_listing, excludes_nothing, na
 from sleuth.workspace.listing_patch import patch_listings
 from sleuth.workspace.paths import PathGlobs, normalize_rel
 from sleuth.workspace.policy import AccessPolicy, load_config, resolve_max_filesize
-from sleuth.workspace.reader import BINARY_PROBE, ContentCache, Reader, encoding_of, stamp_bytes
+from sleuth.workspace.reader import (
+    BINARY_PROBE,
+    ContentCache,
+    Reader,
+    Wanted,
+    encoding_of,
+    stamp_bytes,
+)
 from sleuth.workspace.rooted import locate, outside_root, read_in, symlinked_component
 from sleuth.workspace.text import FileText
 from sleuth.workspace.walker import FileEntry, FileList, PrefetchedListings, Walker
@@ -486,6 +493,14 @@ class Workspace:
         Skips are counted in ``skipped`` and never raised. A denied path raises ``NotFound`` and
         one leaving the root raises ``InvalidPath`` — a caller should never have such a path.
         """
+        text = self.read_if(rel, skipped, None)
+        return None if isinstance(text, str) else text
+
+    def read_if(
+        self, rel: str, skipped: SkipCounts | None, wanted: Wanted | None
+    ) -> FileText | str | None:
+        """``read``, and ``UNWANTED`` for a file read from disk whose bytes ``wanted`` turns
+        down (``Reader.read_if``; a cached text is returned as it is)."""
         rel = normalize_rel(rel)
         if not rel or self.policy.is_denied(rel):
             raise path_not_found(rel)
@@ -506,10 +521,10 @@ class Workspace:
                 skipped.unreadable += 1
             return None
         if generation is None:
-            return self._reader.read(rel, st, skipped)
+            return self._reader.read_if(rel, st, skipped, wanted)
         counts = skipped if skipped is not None else SkipCounts()
         binary = counts.binary
-        text = self._reader.read(rel, st, counts)
+        text = self._reader.read_if(rel, st, counts, wanted)
         if text is None and counts.binary > binary:
             self._binary[rel] = generation
         return text

@@ -8,6 +8,8 @@ from __future__ import annotations
 import re
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from sleuth.errors import InvalidPath, InvalidQuery
 from sleuth.workspace.paths import PathGlobs, ancestors, normalize_rel, wildmatch_to_regex
@@ -148,3 +150,20 @@ def test_pathglobs_refuses_what_rg_refuses(glob: str, position: int) -> None:
         PathGlobs(["*.py", glob])
     assert info.value.details == {"glob": glob, "position": position}
     assert repr(glob) in info.value.message
+
+
+@given(st.text(alphabet="a./\x00", max_size=12))
+def test_the_canonical_shortcut_answers_what_the_full_normalisation_does(path: str) -> None:
+    """``normalize_rel`` returns a path that is already canonical unchanged, without splitting
+    it: only where the full normalisation would return it unchanged too."""
+    from sleuth.workspace.paths import _CANONICAL, _normalized
+
+    if _CANONICAL.fullmatch(path):
+        assert _normalized(path) == path
+    try:
+        full = _normalized(path)
+    except InvalidPath:
+        with pytest.raises(InvalidPath):
+            normalize_rel(path)
+        return
+    assert normalize_rel(path) == full

@@ -52,8 +52,8 @@ def _free_core(monkeypatch: pytest.MonkeyPatch) -> None:
     """Split whatever the machine's load and whatever threads earlier tests in this worker
     left running (the child only walks folders and writes a pipe, so no lock they hold
     matters to it)."""
-    monkeypatch.setattr(walk_split, "_core_free", lambda: True)
-    monkeypatch.setattr(walk_split, "_can_fork", lambda: hasattr(os, "fork"))
+    monkeypatch.setattr(walk_split, "core_free", lambda: True)
+    monkeypatch.setattr(walk_split, "can_fork", lambda: hasattr(os, "fork"))
 
 
 def _split(walker: Walker) -> tuple[list[Row], FileList]:
@@ -111,7 +111,7 @@ def test_workspace_listing_with_split_tuning_is_unchanged(tmp_path: Path) -> Non
 
 def test_busy_machine_walks_in_one_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _tree(tmp_path)
-    monkeypatch.setattr(walk_split, "_core_free", lambda: False)
+    monkeypatch.setattr(walk_split, "core_free", lambda: False)
     monkeypatch.setattr(os, "fork", lambda: pytest.fail("forked on a busy machine"))
     rows, result = _split(_walker(tmp_path))
     assert [r[0] for r in rows] == _walker(tmp_path).walk("").paths

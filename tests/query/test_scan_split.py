@@ -139,14 +139,27 @@ def test_a_child_that_garbles_its_record_is_not_believed(
     assert _answer(root, "token", SPLIT) == alone
 
 
-def test_stopping_early_stops_and_reaps_the_child(make_workspace: MakeWorkspace) -> None:
+def test_stopping_early_stops_and_reaps_the_child(
+    make_workspace: MakeWorkspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
     root = make_workspace(_tree())
     paths = _paths(root)
+    children: list[int] = []
+    real_fork = os.fork
+
+    def fork() -> int:
+        pid = real_fork()
+        if pid:
+            children.append(pid)
+        return pid
+
+    monkeypatch.setattr(os, "fork", fork)
     reads = scan_split.split_reads(Workspace(root), paths, _wanted, SkipCounts(), least=1)
     next(reads)
     reads.close()  # a page that filled early
+    assert len(children) == 1
     with pytest.raises(ChildProcessError):
-        os.waitpid(-1, os.WNOHANG)  # no child left to reap
+        os.waitpid(children[0], os.WNOHANG)  # stopped and reaped: no such child any more
 
 
 def test_no_split_with_threads_or_a_busy_machine(

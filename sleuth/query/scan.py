@@ -212,7 +212,7 @@ class Scanner:
         literals = self._source.literals if self._source.prefilter else None
         candidates = self._candidates
         after_path, inside = split_resume(after)
-        paths = [
+        paths = (
             entry.path
             for entry in self._files
             if (
@@ -221,12 +221,15 @@ class Scanner:
                 or (entry.path == after_path and inside is not None)
             )
             and (candidates is None or entry.path in candidates)
-        ]
+        )
+        ws, skipped = self._ws, self.skipped
+        reads: Iterable[Read]
         if wanted is None:
-            reads: Iterable[Read] = ((p, self._ws.read(p, self.skipped)) for p in paths)
-        else:
-            least = self._split_files if after_path is None else len(paths) + 1
-            reads = split_reads(self._ws, paths, wanted, self.skipped, least)
+            reads = ((p, ws.read(p, skipped)) for p in paths)
+        elif after_path is None and len(self._files) >= self._split_files:
+            reads = split_reads(ws, list(paths), wanted, skipped, self._split_files)
+        else:  # a page after the first, or a small tree: no fork, and no list made up front
+            reads = ((p, ws.read_if(p, skipped, wanted)) for p in paths)
         for path, ft in reads:
             if ft is None:
                 continue

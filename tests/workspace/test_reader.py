@@ -14,7 +14,7 @@ import xxhash
 from sleuth.errors import InvalidPath, NotFound
 from sleuth.model import SkipCounts
 from sleuth.workspace import FileText, Workspace, stamp_bytes
-from sleuth.workspace.reader import ContentCache
+from sleuth.workspace.reader import UNWANTED, ContentCache
 
 MakeWs = Callable[[dict[str, str | bytes]], Path]
 
@@ -162,3 +162,41 @@ def test_a_rewrite_that_restores_size_and_mtime_is_still_seen(tmp_path: Path) ->
         assert found.matches[0]["line"] == 2
         wb.replace(found.to_json()["all"]["match"], "beta_mode")
     assert (tmp_path / "a.py").read_bytes() == b"x = omega_mode\ny = beta_mode\n"
+
+
+def test_read_if_turns_down_without_caching_and_counts_skips_as_read_does(
+    make_workspace: MakeWs,
+) -> None:
+    root = make_workspace(
+        {
+            "hit.py": "token\n",
+            "miss.py": "nothing\n",
+            "bom.py": "\ufefftoken\n",
+            "bin.dat": b"token\x00",
+            "big.py": "token " * 10,
+            ".sleuth.toml": "max_filesize = 40\n",
+        }
+    )
+    for name in ("hit.py", "miss.py", "bom.py", "bin.dat", "big.py"):
+        _age(root / name)
+    ws = Workspace(root)
+    offsets: list[int] = []
+
+    def wanted(data: bytes, start: int) -> bool:
+        offsets.append(start)
+        return data.startswith(b"token", start)
+
+    counts = SkipCounts()
+    got = {n: ws.read_if(n, counts, wanted) for n in ("hit.py", "miss.py", "bom.py", "bin.dat")}
+    got["big.py"] = ws.read_if("big.py", counts, wanted)
+    assert isinstance(got["hit.py"], FileText) and isinstance(got["bom.py"], FileText)
+    assert got["miss.py"] == UNWANTED and got["bin.dat"] is None and got["big.py"] is None
+    assert sorted(offsets) == [0, 0, 3]  # the test sees the text's start after a BOM
+    assert (counts.binary, counts.too_large) == (1, 1)
+    cached = len(ws.cache)  # hit.py, bom.py and bin.dat's binary marker: not miss.py
+    assert cached == 3
+    plain = SkipCounts()
+    for name in ("hit.py", "miss.py", "bom.py", "bin.dat", "big.py"):
+        ws.read(name, plain)
+    assert (plain.binary, plain.too_large) == (counts.binary, counts.too_large)
+    assert len(ws.cache) == cached + 1  # a plain read of miss.py caches it

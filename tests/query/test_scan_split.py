@@ -5,6 +5,7 @@ is stopped early leaves the answer whole and no process behind."""
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ from tests.conftest import MakeWorkspace
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="no os.fork here")
 
+REAL_CAN_FORK = walk_split.can_fork  # before the fixture below replaces it
 SPLIT = Tuning(scan_split_files=1)
 ALONE = Tuning(scan_split_files=10**9)
 
@@ -30,6 +32,22 @@ def _free_core(monkeypatch: pytest.MonkeyPatch) -> None:
     reads files through the workspace and writes a pipe)."""
     monkeypatch.setattr(walk_split, "core_free", lambda: True)
     monkeypatch.setattr(walk_split, "can_fork", lambda: True)
+
+
+@pytest.fixture
+def children(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The pids of the children ``os.fork`` makes during the test."""
+    made: list[int] = []
+    real_fork = os.fork
+
+    def fork() -> int:
+        pid = real_fork()
+        if pid:
+            made.append(pid)
+        return pid
+
+    monkeypatch.setattr(os, "fork", fork)
+    return made
 
 
 def _tree() -> dict[str, str | bytes]:
@@ -64,17 +82,14 @@ def _answer(root: Path, query: str, tuning: Tuning, **kw: Any) -> list[dict[str,
 
 @pytest.mark.parametrize("query", ["token", "regex:^token", "regex:(?i)TOKEN\\s+here", "nothing_x"])
 def test_a_split_scan_answers_what_one_process_answers(
-    make_workspace: MakeWorkspace, monkeypatch: pytest.MonkeyPatch, query: str
+    make_workspace: MakeWorkspace, children: list[int], query: str
 ) -> None:
     root = make_workspace(_tree())
-    forks: list[int] = []
-    real_fork = os.fork
-    monkeypatch.setattr(os, "fork", lambda: forks.append(1) or real_fork())
     split = _answer(root, query, SPLIT)
-    assert forks  # the first page's scan was split
-    forked = len(forks)
+    assert children  # the first page's scan was split
+    forked = len(children)
     alone = _answer(root, query, ALONE)
-    assert len(forks) == forked
+    assert len(children) == forked
     assert split == alone
     first = split[0]
     assert first["skipped"]["binary"] == 1 and first["skipped"]["too_large"] >= 1
@@ -111,50 +126,31 @@ def test_reads_in_order_with_the_skips_of_one_process(make_workspace: MakeWorksp
     )
 
 
+def _crash(*_: Any) -> int:
+    os._exit(3)
+
+
+def _garble(_ws: Any, _chunks: Any, _wanted: Any, fd: int) -> int:
+    os.write(fd, scan_split._HEAD.pack(4) + b"\x00\x01\x02\x03")
+    os.close(fd)
+    return 0
+
+
+@pytest.mark.parametrize("child", [_crash, _garble], ids=["crashes", "garbles its record"])
 def test_a_failed_child_leaves_the_answer_whole(
-    make_workspace: MakeWorkspace, monkeypatch: pytest.MonkeyPatch
+    make_workspace: MakeWorkspace, monkeypatch: pytest.MonkeyPatch, child: Any
 ) -> None:
     root = make_workspace(_tree())
     alone = _answer(root, "token", ALONE)
-
-    def crash(*_: Any) -> int:
-        os._exit(3)
-
-    monkeypatch.setattr(scan_split, "_serve", crash)
-    assert _answer(root, "token", SPLIT) == alone
-
-
-def test_a_child_that_garbles_its_record_is_not_believed(
-    make_workspace: MakeWorkspace, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    root = make_workspace(_tree())
-    alone = _answer(root, "token", ALONE)
-
-    def garble(_ws: Any, _chunks: Any, _wanted: Any, fd: int) -> int:
-        os.write(fd, scan_split._HEAD.pack(4) + b"\x00\x01\x02\x03")
-        os.close(fd)
-        return 0
-
-    monkeypatch.setattr(scan_split, "_serve", garble)
+    monkeypatch.setattr(scan_split, "_serve", child)
     assert _answer(root, "token", SPLIT) == alone
 
 
 def test_stopping_early_stops_and_reaps_the_child(
-    make_workspace: MakeWorkspace, monkeypatch: pytest.MonkeyPatch
+    make_workspace: MakeWorkspace, children: list[int]
 ) -> None:
     root = make_workspace(_tree())
-    paths = _paths(root)
-    children: list[int] = []
-    real_fork = os.fork
-
-    def fork() -> int:
-        pid = real_fork()
-        if pid:
-            children.append(pid)
-        return pid
-
-    monkeypatch.setattr(os, "fork", fork)
-    reads = scan_split.split_reads(Workspace(root), paths, _wanted, SkipCounts(), least=1)
+    reads = scan_split.split_reads(Workspace(root), _paths(root), _wanted, SkipCounts(), least=1)
     next(reads)
     reads.close()  # a page that filled early
     assert len(children) == 1
@@ -162,13 +158,28 @@ def test_stopping_early_stops_and_reaps_the_child(
         os.waitpid(children[0], os.WNOHANG)  # stopped and reaped: no such child any more
 
 
-def test_no_split_with_threads_or_a_busy_machine(
-    make_workspace: MakeWorkspace, monkeypatch: pytest.MonkeyPatch
+def test_no_split_on_a_busy_machine(
+    make_workspace: MakeWorkspace, monkeypatch: pytest.MonkeyPatch, children: list[int]
 ) -> None:
     root = make_workspace(_tree())
-    forks: list[int] = []
-    real_fork = os.fork
-    monkeypatch.setattr(os, "fork", lambda: forks.append(1) or real_fork())
     monkeypatch.setattr(walk_split, "core_free", lambda: False)
     list(scan_split.split_reads(Workspace(root), _paths(root), _wanted, SkipCounts(), least=1))
-    assert forks == []
+    assert children == []
+
+
+def test_no_split_while_another_thread_runs(
+    make_workspace: MakeWorkspace, monkeypatch: pytest.MonkeyPatch, children: list[int]
+) -> None:
+    """A lock another thread holds at fork time could hang the child: no fork then."""
+    root = make_workspace(_tree())
+    monkeypatch.setattr(walk_split, "can_fork", REAL_CAN_FORK)
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait)
+    other.start()
+    try:
+        paths = _paths(root)
+        list(scan_split.split_reads(Workspace(root), paths, _wanted, SkipCounts(), least=1))
+    finally:
+        stop.set()
+        other.join()
+    assert children == []

@@ -829,7 +829,7 @@ def test_a_recovered_patterns_warning_is_said_in_both_renderings() -> None:
 
 @given(st.text(alphabet='ab"\\\n\té😀 \x00', max_size=200), st.integers(3, 100))
 def test_a_quoted_capture_is_the_head_of_its_whole_json_string(text: str, most: int) -> None:
-    from sleuth.render.search import _quoted
+    from sleuth.render.compact import _quoted
 
     whole = json.dumps(text, ensure_ascii=False)
     expected = whole if len(whole) <= most else whole[: most - 2] + '…"'

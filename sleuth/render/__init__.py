@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from sleuth.render.common import error_line, printable
+    from sleuth.render.compact import search_compact
     from sleuth.render.doctor import daemon_human, doctor_compact, doctor_human
     from sleuth.render.edits import (
         edit_compact,
@@ -55,10 +56,9 @@ if TYPE_CHECKING:
     )
     from sleuth.render.find import find_compact, find_human
     from sleuth.render.read import index_human, read_compact, read_human
-    from sleuth.render.search import (
+    from sleuth.render.search import search_human
+    from sleuth.render.search_phrases import (
         count_phrase,
-        search_compact,
-        search_human,
         status_phrase,
         suggestion_phrase,
         symbol_phrase,
@@ -80,16 +80,11 @@ _HOME = {
     ),
     **dict.fromkeys(("find_compact", "find_human"), "find"),
     **dict.fromkeys(("index_human", "read_compact", "read_human"), "read"),
+    "search_compact": "compact",
+    "search_human": "search",
     **dict.fromkeys(
-        (
-            "count_phrase",
-            "search_compact",
-            "search_human",
-            "status_phrase",
-            "suggestion_phrase",
-            "symbol_phrase",
-        ),
-        "search",
+        ("count_phrase", "status_phrase", "suggestion_phrase", "symbol_phrase"),
+        "search_phrases",
     ),
 }
 """Where each rendering lives: a module is imported when one of its functions is first used

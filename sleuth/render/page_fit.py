@@ -11,9 +11,9 @@ gone — and only then is the cut page rendered again to measure it.
 from __future__ import annotations
 
 from sleuth.render.common import Json
+from sleuth.render.compact import compact_header, compact_tail, match_compact, matched_lines
 from sleuth.render.line_spans import LineSpans
 from sleuth.render.locations import location_fit
-from sleuth.render.search import compact_header, compact_tail, match_compact, matched_lines
 
 __all__ = ["compact_fit", "compact_fit_sizes", "compact_cut_size"]
 

@@ -1,9 +1,13 @@
-"""Search answers for people (``search_human``) and for models (``search_compact``)."""
+"""Search answers for people: ``search_human``, the CLI's ripgrep-like rendering.
+
+Matches are grouped under their path with context lines, symbols and graph lines one a line,
+then the hints (references, the next cursor, skipped files, suggestions). The model's
+rendering is ``render.compact``; the phrases both say are ``render.search_phrases``.
+"""
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from sleuth.render.common import (
@@ -17,89 +21,20 @@ from sleuth.render.common import (
     STYLE_REF,
     STYLE_WARN,
     Json,
-    plural,
     styled,
 )
-from sleuth.render.line_spans import LineSpans
-from sleuth.render.locations import location_lines
+from sleuth.render.compact import graph_line, search_compact
+from sleuth.render.search_phrases import (
+    search_header,
+    skipped_phrase,
+    suggestion_phrase,
+    symbol_phrase,
+)
 
 if TYPE_CHECKING:
     from rich.text import Text
 
-
-def count_phrase(data: Json) -> str:
-    """``3 matches`` when the total is known, ``at least 100 matches`` when it is not
-    (docs/json.md#search)."""
-    total = data.get("total")
-    if isinstance(total, int):
-        return plural(total, "match")
-    at_least = data.get("total_at_least")
-    if isinstance(at_least, int):
-        return f"at least {plural(at_least, 'match')}"
-    return plural(len(data.get("matches") or ()), "match") + " on this page"
-
-
-def status_phrase(data: Json) -> str:
-    """``complete`` or ``incomplete (reason)``."""
-    if data.get("complete", True):
-        return "complete"
-    reason = data.get("incomplete_reason")
-    return f"incomplete ({reason})" if reason else "incomplete"
-
-
-def _group_name(group: Json) -> str:
-    for key in ("name", "text", "query"):
-        value = group.get(key)
-        if isinstance(value, str):
-            return value
-    return "?"
-
-
-def _group_count(group: Json) -> str:
-    count = group.get("count", group.get("total"))
-    text = "?" if count is None else str(count)
-    return text if group.get("complete", True) else f"{text}+"
-
-
-def suggestion_phrase(data: Json, *, with_refs: bool = False) -> str | None:
-    """``did you mean: get_user (3), GetUsers (1)`` from ``possible_names``, or None
-    (docs/query.md#name-suggestions)."""
-    groups = data.get("possible_names")
-    if not groups:
-        return None
-    parts = []
-    for group in groups:
-        if not isinstance(group, Mapping):
-            continue
-        inner = _group_count(group)
-        ref = group.get("result") or group.get("ref")
-        if with_refs and isinstance(ref, str):
-            inner = f"{inner}, {ref}"
-        parts.append(f"{_group_name(group)} ({inner})")
-    return "did you mean: " + ", ".join(parts) if parts else None
-
-
-def _skipped_phrase(data: Json) -> str | None:
-    skipped = data.get("skipped") or {}
-    parts = [
-        f"{n} {kind.replace('_', ' ')}" for kind, n in skipped.items() if isinstance(n, int) and n
-    ]
-    return "skipped files: " + ", ".join(parts) if parts else None
-
-
-def _header(data: Json, status: Callable[[Json], str] = status_phrase) -> str:
-    """``SEARCH#H  mode  [fallback=…]  N matches  [showing #a-#b]  status  [refreshed]``."""
-    parts = [str(data.get("result") or "(no result id)"), str(data.get("mode") or "?")]
-    if data.get("fallback"):
-        parts.append(f"fallback={data['fallback']}")
-    parts.append(count_phrase(data))
-    numbers = [m.get("n") for m in data.get("matches") or () if isinstance(m.get("n"), int)]
-    if numbers and (data.get("next_cursor") or numbers[0] != 1):
-        parts.append(f"showing #{numbers[0]}-#{numbers[-1]}")
-    parts.append(status(data))
-    if data.get("refreshed"):
-        parts.append("refreshed")
-    return "  ".join(parts)
+__all__ = ["search_human"]
 
 
 def _absence_lines(data: Json) -> list[tuple[str, str]]:
@@ -204,27 +139,6 @@ def _whole_file_line(match: Json) -> Text:
     return line
 
 
-def symbol_phrase(symbol: Json) -> str:
-    """What a symbol match is (docs/json.md#symbol-matches): ``method Cart.total  [semantic]
-    id=f0ea30790afb`` for a declaration, ``reference total -> f0ea30790afb  [semantic]`` for a
-    reference (``-> one of A, B`` when it was not resolved between same-named declarations)."""
-    precision = f"[{symbol.get('precision') or '?'}]"
-    name = str(symbol.get("name") or "?")
-    if symbol.get("kind") == "reference":
-        target = symbol.get("reference_of")
-        candidates = [str(c) for c in symbol.get("candidates") or ()]
-        if isinstance(target, str):
-            to = target
-        elif candidates:
-            to = "one of " + ", ".join(candidates)
-        else:
-            to = "(unresolved)"
-        return f"reference {name} -> {to}  {precision}"
-    container = symbol.get("container")
-    qualified = f"{container}.{name}" if container else name
-    return f"{symbol.get('kind') or 'symbol'} {qualified}  {precision} id={symbol.get('id')}"
-
-
 def _symbol_line(match: Json, symbol: Json) -> Text:
     """``#n path:line:col  phrase``, then the match's code lines indented below it."""
     out = styled()
@@ -264,7 +178,7 @@ def search_human(data: Json) -> Text:
     """The CLI's human rendering of a search response (``output="locations"``: the model's)."""
     if data.get("output") == "locations":
         return styled(search_compact(data))
-    out = styled(_header(data), style=STYLE_HEADER)
+    out = styled(search_header(data), style=STYLE_HEADER)
     matches: list[Json] = list(data.get("matches") or ())
     groups: dict[str, list[Json]] = {}
     symbols: list[Json] = []
@@ -280,7 +194,7 @@ def search_human(data: Json) -> Text:
             # a declaration or a use, with its edges: the model's lines are the people's too
             graphs += 1
             out.append("\n" if graphs > 1 else "\n\n")
-            first, *edges = _graph_line(data, match, graph)
+            first, *edges = graph_line(data, match, graph)
             out.append(first)
             for edge in edges:
                 out.append("\n" + edge, style=STYLE_CONTEXT)
@@ -299,7 +213,7 @@ def search_human(data: Json) -> Text:
         all_refs = data.get("all") or {}
         if all_refs:
             footer.append(("all:  " + "  ".join(str(v) for v in all_refs.values()), STYLE_CONTEXT))
-    skipped = _skipped_phrase(data)
+    skipped = skipped_phrase(data)
     if skipped:
         footer.append((skipped, STYLE_WARN))
     if data.get("next_cursor"):
@@ -308,218 +222,3 @@ def search_human(data: Json) -> Text:
         out.append("\n\n" if i == 0 and (groups or symbols or graphs) else "\n")
         out.append(text, style=style)
     return out
-
-
-def _one_line(text: str) -> str:
-    return " ⏎ ".join(text.split("\n"))
-
-
-CAPTURE_CHARS = 80
-"""The most of a capture's text the compact rendering shows (its RESULT# selects all of it)."""
-
-
-def _quoted(text: str, most: int = CAPTURE_CHARS) -> str:
-    # Only the head can be shown: quoting a whole function body to keep 80 characters of it
-    # was most of the rendering of an ast: page (escapes only lengthen, so the head suffices).
-    shown = json.dumps(text[:most], ensure_ascii=False)
-    return shown if len(shown) <= most and len(text) <= most else shown[: most - 2] + '…"'
-
-
-def compact_status(data: Json) -> str:
-    """``complete`` only when the search was complete and this page shows the rest of it;
-    ``more`` when a cursor continues it (docs/faces.md#mcp-server)."""
-    if not data.get("complete", True):
-        return status_phrase(data) + ("  more" if data.get("next_cursor") else "")
-    return "more" if data.get("next_cursor") else "complete"
-
-
-def compact_header(data: Json) -> str:
-    return _header(data, compact_status)
-
-
-def _qualified(node: Json) -> str:
-    container = node.get("container")
-    name = str(node.get("name") or "?")
-    return f"{container}.{name}" if container else name
-
-
-def _edge_phrase(graph: Json) -> str:
-    """``<- calls Dog.speak`` (the declaration is used there by Dog.speak) or ``-> calls x``
-    (it uses x there), with the edge's precision when a language server confirmed it."""
-    arrow = "<-" if graph.get("direction") == "in" else "->"
-    node = graph.get("node") or {}
-    edge = str(graph.get("edge") or "?")
-    if edge == "dependent":
-        edge = f"dependent (distance {graph.get('distance')})"
-    precision = "  [semantic]" if graph.get("precision") == "semantic" else ""
-    return f"{arrow} {edge} {_qualified(node)}{precision}"
-
-
-EDGE_NAMES = 4
-"""How many other ends of one edge kind a ``graph:PATH`` line names."""
-
-
-def _edge_lines(graph: Json) -> list[str]:
-    """Under a ``graph:PATH`` declaration: one line per edge kind and direction."""
-    lines = []
-    for direction, arrow in (("incoming", "<-"), ("outgoing", "->")):
-        for kind, edges in (graph.get(direction) or {}).items():
-            neighbors = list(edges.get("neighbors") or ())
-            names = [_qualified(n.get("node") or {}) for n in neighbors[:EDGE_NAMES]]
-            more = int(edges.get("count") or len(neighbors)) - len(names)
-            tail = f" (+{more} more)" if more > 0 else ""
-            lines.append(f"    {arrow} {kind}: {', '.join(names)}{tail}")
-    return lines
-
-
-def _graph_line(data: Json, match: Json, graph: Json) -> list[str]:
-    where = f"{match.get('path')}:{match.get('line')}:{match.get('column')} #{match.get('n')}"
-    if "direction" in graph:  # graph:#ID: one use, at the occurrence
-        text = _one_line(str(match.get("text") or "")).strip()
-        return [f"{where}  {_edge_phrase(graph)}  {text}"]
-    what = f"{graph.get('kind') or 'symbol'} {_qualified(graph)}  id={graph.get('id')}"
-    signature = str(graph.get("signature") or "").strip()
-    if not data.get("query", "graph:").removeprefix("graph:").strip():  # ``graph:`` alone
-        score = match.get("score")
-        rank = f"rank {match.get('n')}" + (f" ({score:.4f})" if isinstance(score, float) else "")
-        return [f"{where}  {rank}  {what}  {signature}"]
-    return [f"{where}  {what}  {signature}", *_edge_lines(graph)]
-
-
-def _first_line(match: Json, end_line: int) -> str:
-    """A match's first line; one spanning more lines says up to where (its ref selects it)."""
-    first, *rest = str(match.get("text") or "").split("\n")
-    return first.strip() + (f"  … (to line {end_line})" if rest else "")
-
-
-def _capture_lines(match: Json) -> list[str]:
-    lines = []
-    for name, capture in (match.get("captures") or {}).items():
-        if not isinstance(capture, Mapping):
-            continue
-        nodes = capture.get("nodes")
-        count = f" ({nodes} nodes)" if isinstance(nodes, int) and nodes != 1 else ""
-        ref = capture.get("ref")
-        target = f"  -> {ref}" if ref else ""
-        lines.append(f"  ${name}{count} = {_quoted(str(capture.get('text') or ''))}{target}")
-    return lines
-
-
-def _declaration_lines(match: Json, symbol: Json) -> list[str]:
-    """``symbol:#ID``: the whole declaration, numbered like ``read``."""
-    text = symbol.get("declaration")
-    if not isinstance(text, str):
-        return []
-    first = int(match.get("line") or 1)
-    lines = [f"{first + i}| {line}".rstrip() for i, line in enumerate(text.split("\n"))]
-    if symbol.get("declaration_cut"):
-        lines.append(f"… (cut: read {match.get('ref', {}).get('match')} for the rest)")
-    return lines
-
-
-def match_compact(
-    data: Json, match: Json, shown: LineSpans, shown_refs: dict[str, str]
-) -> list[str]:
-    """The compact lines of one match: the match line, its captures, graph edges or
-    declaration, and context lines not shown yet (``shown``: (path, line) printed so far;
-    ``shown_refs``: the reference phrase said last, not repeated by the next reference)."""
-    n = match.get("n")
-    if match.get("line") is None:
-        score = f"  score {match['score']}" if match.get("score") is not None else ""
-        return [f"{match.get('path')} #{n}{score}"]
-    graph = match.get("graph")
-    path = str(match.get("path"))
-    line = int(match["line"])
-    end_line = int(match.get("end_line") or line)
-    if isinstance(graph, Mapping):
-        out = _graph_line(data, match, graph)
-    else:
-        where = f"{path}:{line}:{match.get('column')}"
-        symbol = match.get("symbol")
-        what = f"{symbol_phrase(symbol)}  " if isinstance(symbol, Mapping) else ""
-        if isinstance(symbol, Mapping) and symbol.get("kind") == "reference":
-            # a run of references to one declaration names it once (docs/faces.md#mcp-server)
-            what = "" if what == shown_refs.get("last") else what
-            shown_refs["last"] = f"{symbol_phrase(symbol)}  "
-        if isinstance(symbol, Mapping) and data.get("mode") == "symbol":
-            out = [f"{where} #{n}  {what}".rstrip(), *_declaration_lines(match, symbol)]
-        else:
-            # Indentation dropped: the column already says where the match starts.
-            out = [f"{where} #{n}  {what}{_first_line(match, end_line)}"]
-    out += _capture_lines(match)
-    context = match.get("context") or {}
-    before = [str(t) for t in context.get("before") or ()]
-    after = [str(t) for t in context.get("after") or ()]
-    lead = [
-        f"  {number}- {text}".rstrip()
-        for number, text in enumerate(before, start=line - len(before))
-        if (path, number) not in shown
-    ]
-    trail = [
-        f"  {number}- {text}".rstrip()
-        for number, text in enumerate(after, start=end_line + 1)
-        if (path, number) not in shown
-    ]
-    shown.add(path, line - len(before), end_line + len(after))
-    return lead + out + trail
-
-
-def compact_tail(data: Json) -> list[str]:
-    """The lines after the matches: binary-safe files, absence, skipped files, the cursor."""
-    lines = []
-    unsafe = list(
-        dict.fromkeys(
-            str(m.get("path"))
-            for m in data.get("matches") or ()
-            if m.get("encoding") == BINARY_SAFE
-        )
-    )
-    if unsafe:
-        lines.append(f"{BINARY_SAFE} ({BINARY_SAFE_NOTE}): {', '.join(unsafe)}")
-    if data.get("pattern_warning"):
-        lines.append(f"warning: {data['pattern_warning']}")
-    if not data.get("matches"):
-        suggestion = suggestion_phrase(data, with_refs=True)
-        lines.append("no matches; " + suggestion if suggestion else "no matches")
-        if not data.get("complete", True):
-            lines.append("incomplete search: zero matches is not proof of absence")
-    names = list(
-        dict.fromkeys(name for m in data.get("matches") or () for name in m.get("captures") or {})
-    )
-    result = str(data.get("result") or "")
-    if names and result.startswith("SEARCH#"):
-        rid = result.removeprefix("SEARCH#")
-        lines.append("every match's: " + "  ".join(f"RESULT#{rid}:all:{n}" for n in names))
-    skipped = _skipped_phrase(data)
-    if skipped:
-        lines.append(skipped)
-    if data.get("cut") == "max_bytes":
-        lines.append("page cut to fit max_bytes")
-    if data.get("next_cursor"):
-        lines.append(f"next_cursor: {data['next_cursor']}")
-    return lines
-
-
-def matched_lines(matches: Sequence[Json]) -> LineSpans:
-    """(path, line) of every line one of ``matches`` covers: never shown as context."""
-    found = LineSpans()
-    for match in matches:
-        if match.get("line") is not None:
-            line = int(match["line"])
-            found.add(str(match.get("path")), line, int(match.get("end_line") or line))
-    return found
-
-
-def search_compact(data: Json) -> str:
-    """The MCP text content (docs/faces.md#mcp-server): a header, the lines of each match
-    (``path:line:col #n  text``, then captures, edges, context), then short hints; with
-    ``output="locations"``, one line of positions per file instead of the match lines."""
-    lines = [compact_header(data)]
-    if data.get("output") == "locations":
-        return "\n".join(lines + location_lines(data.get("matches") or ()) + compact_tail(data))
-    shown = matched_lines(data.get("matches") or ())
-    said: dict[str, str] = {}
-    for match in data.get("matches") or ():
-        lines.extend(match_compact(data, match, shown, said))
-    lines.extend(compact_tail(data))
-    return "\n".join(lines)

@@ -223,8 +223,8 @@ class SearchPager:
             answer = self._page(row, query, first, limit, cursor=cursor)
             answer.extra.update(shown)
             return answer
+        from sleuth.render.compact import search_compact
         from sleuth.render.page_fit import compact_cut_size, compact_fit_sizes
-        from sleuth.render.search import search_compact
 
         # The fit is estimated on a window of the page that grows until the budget is spent:
         # a 16 KiB page of long matches shows a few dozen of 500, and rendering all 500 to

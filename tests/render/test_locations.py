@@ -7,9 +7,10 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
+from sleuth.render.compact import search_compact
 from sleuth.render.locations import location_fit, location_lines
 from sleuth.render.page_fit import compact_fit
-from sleuth.render.search import search_compact, search_human
+from sleuth.render.search import search_human
 
 
 def _m(n: int, path: str, line: int | None, column: int | None = 1) -> dict[str, Any]:

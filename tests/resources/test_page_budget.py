@@ -10,8 +10,8 @@ import pytest
 
 from sleuth.api import Workbench
 from sleuth.errors import StaleReference
+from sleuth.render.compact import search_compact
 from sleuth.render.page_fit import compact_fit
-from sleuth.render.search import search_compact
 from sleuth.resources.results import FIT_WINDOW
 from sleuth.tuning import Tuning
 from tests.conftest import MakeWorkspace

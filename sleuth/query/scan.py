@@ -202,6 +202,9 @@ class Scanner:
         self.skipped = skipped if skipped is not None else SkipCounts()
         self._memo: tuple[str, str, list[Found]] | None = None  # the last file's matches
         self._split_files = ws.tuning.scan_split_files
+        # the spans ``_wanted``'s test found last, with the bytes they are of: the file it
+        # keeps is searched again by ``_found`` right after, on the very same bytes object
+        self._tested: tuple[bytes, int, list[tuple[int, int]]] | None = None
         self.files_scanned = 0
 
     def _files_from(
@@ -230,6 +233,8 @@ class Scanner:
             reads = split_reads(ws, list(paths), wanted, skipped, self._split_files)
         else:  # a page after the first, or a small tree: no fork, and no list made up front
             reads = ((p, ws.read_if(p, skipped, wanted)) for p in paths)
+        if wanted is not None:
+            literals = None  # the test checked them
         for path, ft in reads:
             if ft is None:
                 continue
@@ -254,7 +259,9 @@ class Scanner:
         def wanted(data: bytes, start: int) -> bool:
             if literals and not file_may_match(literals, fold(data)):
                 return False
-            return bool(source.spans(data, start))
+            spans = source.spans(data, start)
+            self._tested = (data, start, spans)
+            return bool(spans)
 
         return wanted
 
@@ -309,7 +316,12 @@ class Scanner:
         if self._structured is not None:
             return self._in_ranges(ft, self._structured.find_in_file(ft))
         if ranges is None:
-            return [(s, e, None, None) for s, e in source.spans(ft.data, ft.body_offset)]
+            tested = self._tested
+            if tested is not None and tested[0] is ft.data and tested[1] == ft.body_offset:
+                spans = tested[2]
+            else:
+                spans = source.spans(ft.data, ft.body_offset)
+            return [(s, e, None, None) for s, e in spans]
         out: list[Found] = []
         for start, end in ranges:
             # each range is searched on its own: a match never spans a gap between ranges

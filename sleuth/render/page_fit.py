@@ -27,20 +27,28 @@ def compact_fit(data: Json, max_bytes: int) -> int:
     return compact_fit_sizes(data, max_bytes)[0]
 
 
+def _bytes(lines: list[str]) -> int:
+    """UTF-8 bytes of ``lines``, each with its newline."""
+    return sum(len(line.encode()) + 1 for line in lines)
+
+
+def _frame(data: Json) -> int:
+    """Bytes of the page's header and tail lines, newlines counted."""
+    return _bytes([compact_header(data), *compact_tail(data)])
+
+
 def compact_fit_sizes(data: Json, max_bytes: int) -> tuple[int, list[int]]:
     """``compact_fit``, and the bytes (newlines counted) of each match it rendered, in order:
     what ``compact_cut_size`` adds up instead of rendering the cut page again."""
     matches = list(data.get("matches") or ())
-    used = len(compact_header(data).encode()) + 1
-    used += sum(len(line.encode()) + 1 for line in compact_tail(data)) + SLACK
+    used = _frame(data) + SLACK
     if data.get("output") == "locations":
         return location_fit(matches, max_bytes - used), []
     shown = matched_lines(matches)
     said: dict[str, str] = {}
     sizes: list[int] = []
     for count, match in enumerate(matches):
-        lines = match_compact(data, match, shown, said)
-        sizes.append(sum(len(line.encode()) + 1 for line in lines))
+        sizes.append(_bytes(match_compact(data, match, shown, said)))
         used += sizes[-1]
         if used > max_bytes:
             return max(count, 1), sizes
@@ -72,6 +80,4 @@ def compact_cut_size(window: Json, cut: Json, sizes: list[int]) -> int | None:
         for match in kept:
             if match.get("line") is not None and _context_hidden_by(dropped, covered, match):
                 return None
-    head = len(compact_header(cut).encode()) + 1
-    tail = sum(len(line.encode()) + 1 for line in compact_tail(cut))
-    return head + sum(sizes[: len(kept)]) + tail - 1
+    return _frame(cut) + sum(sizes[: len(kept)]) - 1  # the text has no newline at its end

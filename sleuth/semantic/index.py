@@ -60,7 +60,7 @@ TEST_PATH = re.compile(
     r"(^|/)(tests?|testing)/|(^|/)test_[^/]*$|_tests?\.[^/.]+$|(^|/)conftest\.py$"
 )
 """A test file: under a ``test``/``tests``/``testing`` folder, ``test_*``, ``*_test(s).ext``."""
-_TEST_TERM = "test"  # what ``tokens`` makes of test, tests, testing
+_TEST_TERMS = frozenset(tokens("test tests testing"))  # a query that speaks of tests
 
 DeclsOf = Callable[[str, bytes], list[Decl] | None]
 """The declarations of a file (path, bytes), or None for windows only: the query layer's tags."""
@@ -318,7 +318,7 @@ class SemanticIndex:
             q = self.encoder.encode([query])[0]
             dense = np.clip(matrix @ q, 0.0, 1.0)
         fused = np.clip(alpha * dense + (1 - alpha) * lexical, 0.0, 1.0)
-        if _TEST_TERM not in terms:
+        if not terms & _TEST_TERMS:
             fused[tests] *= TEST_WEIGHT
         ok = (fused >= threshold) & (fused > 0)
         if paths is not None:

@@ -180,7 +180,7 @@ class Searches:
         total: int | None = len(stored)
         counted = len(stored)
         if resume_after is not None:
-            always, budget = _count_policy(prepared, stage)
+            always, budget = _count_policy(prepared)
             counted, exact = _count(scanner, resume_after, len(stored), always, budget)
             total = counted if exact else None
             if total is not None and total <= prepared.ws.tuning.snapshot_max:
@@ -275,7 +275,7 @@ def _collect(scanner: Scanner, want: int, after: str | None) -> tuple[list[Match
     return out, None
 
 
-def _count_policy(prepared: Prepared, stage: Stage) -> tuple[int, float]:
+def _count_policy(prepared: Prepared) -> tuple[int, float]:
     """(files past the page always counted, time budget for the rest) of a first page.
 
     A small tree is always counted exactly (docs/json.md#search). In a larger one the count

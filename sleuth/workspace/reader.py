@@ -101,18 +101,17 @@ class ContentCache:
             return
         items = self._items
         with self._lock:
-            old = items.pop(path, None)
-            if old is not None and isinstance(old[1], FileText):
-                self.total -= len(old[1].data)
+            self._release(items.pop(path, None))
             items[path] = (key, value)
             self.total += size
             while self.total > self.max_bytes and items:
-                _, (_, gone) = items.popitem(last=False)
-                if isinstance(gone, FileText):
-                    self.total -= len(gone.data)
+                self._release(items.popitem(last=False)[1])  # the least recently used
 
     def _drop(self, path: str) -> None:
-        item = self._items.pop(path, None)
+        self._release(self._items.pop(path, None))
+
+    def _release(self, item: tuple[CacheKey, FileText | str] | None) -> None:
+        """Take a removed entry's bytes off ``total``."""
         if item is not None and isinstance(item[1], FileText):
             self.total -= len(item[1].data)
 

@@ -154,6 +154,13 @@ def _split_globs(include: Sequence[str], exclude: Sequence[str]) -> tuple[PathGl
     return PathGlobs(inc), PathGlobs(exc)
 
 
+def _listing_key(
+    rel: str, include: Sequence[str], exclude: Sequence[str], any_size: bool
+) -> tuple[object, ...]:
+    """What a kept listing is filed under (``Workspace.list_files``)."""
+    return (rel, tuple(include), tuple(exclude), any_size)
+
+
 def _copy_listing(listing: FileList) -> FileList:
     """A listing whose skip counters the caller may add to without touching the cached one."""
     return replace(listing, skipped=replace(listing.skipped))
@@ -395,7 +402,7 @@ class Workspace:
         """
         rel = self.validate_path(scope) if scope else ""
         generation = self.generation
-        key = (rel, tuple(include), tuple(exclude), any_size)
+        key = _listing_key(rel, include, exclude, any_size)
         if generation is not None:
             hit = self._listings.get(key)
             if hit is not None and hit[0] == generation:
@@ -431,7 +438,7 @@ class Workspace:
         the whole tree's listing is there. Only the plain listing is kept of those derived: a
         glob or scope used once (the benchmarks' nonces, an agent's one-off exclude) would
         fill the cache."""
-        base_key = ("", (), (), True)
+        base_key = _listing_key("", (), (), True)
         kept = self._listings.get(base_key)
         if kept is None or kept[0] != generation:
             if rel:

@@ -55,7 +55,7 @@ class Tuning:
     ast_memo_requests: int = 4
     """Requests whose per-file matches are memoised (least recently used dropped)."""
 
-    # -- graph: cold builds on every core (query.graph_mode, graph.workers) ------------------
+    # -- graph: cold builds on every core (query.graph_keeper, graph.workers) ----------------
     graph_pool_min_files: int = 256
     """Tag in worker processes when at least this many files need tagging (a cold build)."""
     graph_tag_chunk: int = 48

@@ -38,8 +38,9 @@ from pathlib import Path
 
 from sleuth.errors import SleuthError, StaleReference
 from sleuth.workspace import Workspace, stamp_bytes
+from sleuth.workspace.path_checks import path_not_found
 from sleuth.workspace.rooted import Located, locate, read_in, unlink_in, write_file, write_in
-from sleuth.workspace.workspace import path_not_found, state_subdir
+from sleuth.workspace.state_folder import state_subdir
 
 __all__ = [
     "FileChange",

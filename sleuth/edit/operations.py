@@ -19,142 +19,52 @@ position; inserted whole lines are selected as whole lines, like a ``:line`` ref
 their last line break), with a unified diff bounded to ``MAX_DIFF_LINES``/``MAX_DIFF_BYTES``, and
 keeps what ``undo`` needs in ``.sleuth/undo/``: each file's old bytes and the ranges the edit
 replaced, so an undo's answer selects the restored text, not whole files.
+
+The parts have modules of their own: ``selections`` (the reference's selection and a target,
+refused when unsafe), ``splices`` (the bytes written over each range, whole lines, the line
+endings) and ``diff`` (the bounded diff); this module plans, writes and undoes.
 """
 
 from __future__ import annotations
 
 import contextlib
-import difflib
 import json
 import os
-import re
 import shutil
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal
 
+from sleuth.edit.diff import unified_diff
 from sleuth.edit.journal import FileChange, commit
+from sleuth.edit.selections import EditSelections, text_arg
+from sleuth.edit.splices import Splice, encode, line_edge, lines_splice, splice, uses_crlf
 from sleuth.errors import (
     Conflict,
-    InvalidPath,
     InvalidQuery,
     NotFound,
     UnsafeSelection,
 )
-from sleuth.query.request import check_text
-from sleuth.resources.refs import looks_like_ref, parse_ref
+from sleuth.resources.refs import parse_ref
 from sleuth.resources.selection import Range, Resolver, Selection, stale_files
 from sleuth.resources.views import ReadResult, Views
 from sleuth.workspace import FileText, Workspace, encoding_of, stamp_bytes
 from sleuth.workspace.rooted import read_regular, write_file
-from sleuth.workspace.workspace import state_subdir
+from sleuth.workspace.state_folder import state_subdir
 
 __all__ = [
     "Editor",
-    "MAX_DIFF_BYTES",
-    "MAX_DIFF_LINES",
     "MAX_EDIT_TEXT",
-    "Placed",
-    "Splice",
-    "splice",
-    "unified_diff",
-    "text_arg",
 ]
 
 MAX_EDIT_TEXT = 16 * 1024 * 1024
-MAX_DIFF_LINES = 400
-"""Lines of unified diff one edit answer holds at most (docs/json.md#edits): past it the diff is
-cut with a marker line and ``diff_truncated``; the ``RESULT#`` still selects all the text."""
-MAX_DIFF_BYTES = 32 * 1024
-"""Bytes of unified diff one edit answer holds at most (whichever of the two caps comes first)."""
-_TARGET = re.compile(r"(?P<path>.+):(?P<line>[1-9][0-9]*)")
-
-
-@dataclass
-class Splice:
-    start: int
-    end: int
-    text: bytes
-    lines: bool = False
-    """A deletion of whole lines: it takes their line break too."""
-    select: tuple[int, int] | None = None
-    """Inserted whole lines: the slice of ``text`` the answer selects, as whole lines (without
-    the line break that ends them, or the one put before them at the end of a file)."""
-
-
-class Placed(NamedTuple):
-    """Where a splice's text ended up in the new bytes (what the answer selects)."""
-
-    start: int
-    end: int
-    inserted: bool
-    lines: bool
 
 
 @dataclass
 class _FilePlan:
     ft: FileText
     splices: list[Splice] = field(default_factory=list)
-
-
-def _crlf(data: bytes) -> bool:
-    crlf = data.count(b"\r\n")
-    return crlf > 0 and crlf * 2 >= data.count(b"\n")
-
-
-def _encode(text: str, ft: FileText) -> bytes:
-    text = text.replace("\r\n", "\n")
-    if _crlf(ft.data):
-        text = text.replace("\n", "\r\n")
-    return text.encode("utf-8")
-
-
-def _without_break(text: bytes) -> bytes:
-    """``text`` without one final line break (``\\r\\n`` or ``\\n``), if it ends in one."""
-    if text.endswith(b"\r\n"):
-        return text[:-2]
-    return text[:-1] if text.endswith(b"\n") else text
-
-
-def _line_edge(ft: FileText, r: Range, where: str) -> int:
-    """Where whole lines go around the lines of ``r``: the start of its first line, or after
-    its last line's line break (the end of the file when that line has none)."""
-    data = ft.data
-    if where == "before":
-        return max(data.rfind(b"\n", 0, r.start_byte) + 1, min(ft.body_offset, r.start_byte))
-    if r.end_byte > r.start_byte and data[r.end_byte - 1 : r.end_byte] == b"\n":
-        return r.end_byte  # the range holds its line break already
-    nl = data.find(b"\n", r.end_byte)
-    return len(data) if nl < 0 else nl + 1
-
-
-def _lines_splice(ft: FileText, at: int, text: bytes) -> Splice:
-    """``text`` inserted at ``at`` as whole lines (docs/edits.md#insert).
-
-    At a line start the text ends in one line break, the file's (``\\r\\n`` in a CRLF file),
-    added when it has none. At the end of a last line that has no line break (``at`` is then
-    the end of the file) the break goes before the text and none after it: the text becomes a
-    new last line and the file keeps ending without a line break. Empty text inserts nothing.
-    The answer selects the new lines without that break, as a ``:line`` reference would."""
-    if not text:
-        return Splice(at, at, b"")
-    lines = _without_break(text)
-    brk = b"\r\n" if _crlf(ft.data) else b"\n"
-    data = ft.data
-    if at == len(data) and at > ft.body_offset and data[at - 1 : at] != b"\n":
-        return Splice(at, at, brk + lines, select=(len(brk), len(brk) + len(lines)))
-    ending = text[len(lines) :] or brk
-    return Splice(at, at, lines + ending, select=(0, len(lines)))
-
-
-def text_arg(value: object, name: str) -> str:
-    """``value`` when it is a string of valid Unicode, else ``invalid_query`` naming ``name``."""
-    if not isinstance(value, str):
-        raise InvalidQuery(
-            f"{name} must be a string, got {type(value).__name__}", details={"argument": name}
-        )
-    return check_text(value, name)
 
 
 def _check_text(text: object) -> str:
@@ -177,91 +87,13 @@ def _check_text(text: object) -> str:
     return text
 
 
-class Editor:
+class Editor(EditSelections):
     """The only writer of workspace files."""
 
     def __init__(self, ws: Workspace, resolver: Resolver, views: Views) -> None:
         self._ws = ws
         self._resolver = resolver
         self._views = views
-
-    # -- selections -------------------------------------------------------------------------
-
-    def _selection(self, ref: str) -> Selection:
-        ref = text_arg(ref, "ref")
-        if not looks_like_ref(ref):
-            raise InvalidQuery(
-                f"edits go through references: pass a SEARCH#… or RESULT#… reference, not {ref!r}"
-            )
-        parsed = parse_ref(ref)
-        sel = self._resolver.resolve(ref)
-        if sel.broadened:
-            if self._resolver.get_row(parsed).mode == "semantic":
-                how = "a semantic: search (ranked chunks)"
-                fix = "pick the ones you mean with select REF N... and edit through that RESULT#"
-            else:
-                how = "a broadened search (each word on its own)"
-                fix = "search for the exact text and edit through that reference"
-            raise UnsafeSelection(
-                f"{ref} comes from {how}: its matches are location hints, not a safe "
-                f"selection; {fix}",
-                details={"reference": ref},
-            )
-        if sel.unstamped:
-            raise UnsafeSelection(
-                f"{ref} names whole files that its search did not read (a files: match): read "
-                "it first (read REF) and edit through the RESULT# of that read, which is stamped "
-                "with the bytes you saw",
-                details={"reference": ref},
-            )
-        row = self._resolver.get_row(parsed)
-        from_all = parsed.is_all or bool(row.extra.get("incomplete_all"))
-        if not sel.complete and from_all:
-            raise UnsafeSelection(
-                f"{ref} selects the matches of an incomplete result (not every file was "
-                "searched): edit single matches, or narrow the search until it is complete",
-                details={"reference": ref},
-            )
-        return sel
-
-    def _file(self, sel: Selection, path: str) -> FileText:
-        ft = sel.texts.get(path)
-        if ft is None:
-            raise NotFound(f"{path} is no longer readable; re-run the search")
-        return ft
-
-    def _target(self, to: str) -> tuple[str, int, FileText, bool]:
-        """(path, byte offset, content, at a line start) of a copy/move target."""
-        to = text_arg(to, "to")
-        if looks_like_ref(to):
-            sel = self._resolver.resolve(to)
-            if len(sel.ranges) != 1:
-                raise InvalidQuery(
-                    f"the target {to} must select one range, it selects {len(sel.ranges)}"
-                )
-            r = sel.ranges[0]
-            held = self._file(sel, r.path)
-            at = _line_edge(held, r, "before") if r.lines else r.start_byte
-            return r.path, at, held, r.lines
-        m = _TARGET.fullmatch(to) if isinstance(to, str) else None
-        if m is None:
-            raise InvalidQuery(f"a target is a reference or PATH:LINE, got {to!r}")
-        rel = self._ws.validate_path(m.group("path"))
-        ft = self._ws.read(rel)
-        if ft is None:
-            raise InvalidPath(f"{rel} is not a text file sleuth can edit", details={"path": rel})
-        line = int(m.group("line"))
-        count = len(ft.line_starts)
-        lines = count - 1 if ft.data.endswith(b"\n") else count
-        if line > lines + 1:
-            raise InvalidQuery(
-                f"{rel} has {lines} lines: the target line must be at most {lines + 1} "
-                f"({lines + 1} appends at the end)"
-            )
-        offset = ft.line_starts[line - 1] if line <= count else len(ft.data)
-        if line == 1:
-            offset = max(offset, ft.body_offset)
-        return rel, offset, ft, True
 
     # -- operations -------------------------------------------------------------------------
 
@@ -271,7 +103,7 @@ class Editor:
         plans = self._plans(sel)
         for r in sel.ranges:
             plans[r.path].splices.append(
-                Splice(r.start_byte, r.end_byte, _encode(text, plans[r.path].ft))
+                Splice(r.start_byte, r.end_byte, encode(text, plans[r.path].ft))
             )
         return self._apply(ref, plans, "replace", refreshed=sel.refreshed)
 
@@ -285,9 +117,9 @@ class Editor:
         plans = self._plans(sel)
         for r in sel.ranges:
             ft = plans[r.path].ft
-            data = _encode(text, ft)
+            data = encode(text, ft)
             if r.lines:  # whole lines, before the first or after the last line's break
-                plans[r.path].splices.append(_lines_splice(ft, _line_edge(ft, r, where), data))
+                plans[r.path].splices.append(lines_splice(ft, line_edge(ft, r, where), data))
             else:  # exactly at the edge of a match or capture
                 at = r.start_byte if where == "before" else r.end_byte
                 plans[r.path].splices.append(Splice(at, at, data))
@@ -329,14 +161,12 @@ class Editor:
                     raise Conflict(f"cannot move {ref} into itself ({path})")
                 plans[r.path].splices.append(Splice(r.start_byte, r.end_byte, b"", lines=r.lines))
         text = blob
-        if _crlf(target_ft.data):
+        if uses_crlf(target_ft.data):
             text = text.replace(b"\r\n", b"\n").replace(b"\n", b"\r\n")
         # to a line (PATH:LINE, a :line reference) the text goes as whole lines, as an insert
         # through a :line reference does; to a match, exactly at its start
         plans[path].splices.append(
-            _lines_splice(target_ft, offset, text)
-            if at_line_start
-            else Splice(offset, offset, text)
+            lines_splice(target_ft, offset, text) if at_line_start else Splice(offset, offset, text)
         )
         # the copied text must still be what the sources hold when the target is written
         sources = [
@@ -535,101 +365,3 @@ def _restored(ft: FileText, spans: object, undone: bytes) -> list[Range]:
         end += 1
     line, _, end_line, _ = ft.locate(s, end)
     return [Range(ft.path, s, end, line, end_line, ft.stamp)]
-
-
-_DIFF_MAX_BYTES = 2 * 1024 * 1024
-"""Files (old + new bytes) past this are not diffed at all: difflib's cost grows faster."""
-
-
-def _diff_lines(changes: Sequence[FileChange]) -> Iterator[str]:
-    """The lines of a unified diff of ``changes`` (``a/``, ``b/`` prefixes), each ending in
-    ``\\n`` (a line without one is followed by ``\\ No newline at end of file``)."""
-    for c in changes:
-        if len(c.old) + len(c.new) > _DIFF_MAX_BYTES:
-            yield f"--- a/{c.path}\n"
-            yield f"+++ b/{c.path}\n"
-            yield "@@ (file too large to diff here) @@\n"
-            continue
-        old = c.old.decode("utf-8", errors="replace").splitlines(keepends=True)
-        new = c.new.decode("utf-8", errors="replace").splitlines(keepends=True)
-        for line in difflib.unified_diff(old, new, f"a/{c.path}", f"b/{c.path}", n=DIFF_CONTEXT):
-            if line.endswith("\n"):
-                yield line
-            else:
-                yield line + "\n"
-                yield "\\ No newline at end of file\n"
-
-
-DIFF_CONTEXT = 1
-"""Unchanged lines around each hunk of an edit's diff (``git diff -U1``): enough to see where
-it landed; the answer's RESULT# reads the rest (docs/edits.md)."""
-
-
-def unified_diff(changes: Sequence[FileChange], result: str = "") -> tuple[str, bool]:
-    """A unified diff of ``changes`` for people and agents, and whether it was cut.
-
-    At most ``MAX_DIFF_LINES`` lines and ``MAX_DIFF_BYTES`` bytes (whole lines): the rest is one
-    marker line, ``… N more lines (diff truncated; read RESULT#… to see the text)``, naming the
-    answer's ``result`` (docs/json.md#edits)."""
-    out: list[str] = []
-    size = 0
-    lines = _diff_lines(changes)
-    for line in lines:
-        size += len(line.encode("utf-8", errors="surrogateescape"))
-        if len(out) >= MAX_DIFF_LINES or size > MAX_DIFF_BYTES:
-            more = 1 + sum(1 for _ in lines)
-            what = result or "the RESULT#"
-            out.append(
-                f"\u2026 {more} more line{'s' if more != 1 else ''} (diff truncated; read "
-                f"{what} to see the text)\n"
-            )
-            return "".join(out), True
-        out.append(line)
-    return "".join(out), False
-
-
-def _line_break_at(data: bytes, at: int) -> int:
-    """Length of the line break starting at byte ``at`` (0 when there is none)."""
-    if data[at : at + 2] == b"\r\n":
-        return 2
-    return 1 if data[at : at + 1] == b"\n" else 0
-
-
-def splice(ft: FileText, splices: list[Splice]) -> tuple[bytes, list[Placed]]:
-    """Apply splices (end first); the new bytes and where each splice's text is in them (in
-    order of position; an inserted whole-lines splice: the lines it selects)."""
-    data = ft.data
-    ordered = sorted(splices, key=lambda s: (s.start, s.end))
-    for sp in ordered:
-        if sp.lines and sp.text == b"":
-            # deleting whole lines removes their line break too (the one before the last line
-            # of a file that has no final newline)
-            after = _line_break_at(data, sp.end)
-            if after:
-                sp.end += after
-            elif sp.start > 0 and data[sp.start - 1 : sp.start] == b"\n":
-                sp.start -= 2 if data[sp.start - 2 : sp.start] == b"\r\n" else 1
-    for a, b in zip(ordered, ordered[1:], strict=False):
-        if b.start < a.end:
-            raise Conflict(
-                f"overlapping ranges in {ft.path} (bytes {a.start}-{a.end} and {b.start}-{b.end}): "
-                "one edit cannot change the same text twice; select fewer matches",
-                details={"path": ft.path},
-            )
-    out = []
-    pos = 0
-    shift = 0
-    result = []
-    for sp in ordered:
-        out.append(data[pos : sp.start])
-        out.append(sp.text)
-        pos = sp.end
-        start = sp.start + shift
-        if sp.select is not None:
-            first, last = sp.select
-            result.append(Placed(start + first, start + last, bool(sp.text), True))
-        else:
-            result.append(Placed(start, start + len(sp.text), bool(sp.text), False))
-        shift += len(sp.text) - (sp.end - sp.start)
-    out.append(data[pos:])
-    return b"".join(out), result

@@ -44,8 +44,10 @@ from collections import defaultdict
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from sleuth.edit.diff import unified_diff
 from sleuth.edit.journal import FileChange, commit
-from sleuth.edit.operations import Editor, Splice, splice, unified_diff
+from sleuth.edit.operations import Editor
+from sleuth.edit.splices import Splice, splice
 from sleuth.errors import Conflict, InvalidQuery, NotFound, SleuthError, Unsupported
 from sleuth.query.name_syntax import NameSyntax, name_syntax
 from sleuth.query.servers import LanguageServers

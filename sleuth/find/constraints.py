@@ -5,7 +5,7 @@ as fff and VS Code's quick-open read them:
 
 - a glob: a token starting with ``*`` (``*.rs``, ``*.{ts,tsx}``, ``**/test_*.py``), or one
   holding a ``/`` and a glob character (``src/**/*.py``), with the meaning of an ``include``
-  glob (``sleuth.workspace.paths``: without ``/`` it matches the base name at any depth);
+  glob (``sleuth.workspace.user_globs``: without ``/`` it matches the base name at any depth);
 - a folder: a token ending with ``/`` (``src/``, ``pkg/core/``): the path must hold that folder
   (a segment run anywhere in it, not only at the root);
 - an exclusion: ``!`` before a glob or a folder (``!*.spec.ts``, ``!tests/``); in files mode also
@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sleuth.errors import InvalidQuery
-from sleuth.workspace.paths import GlobSyntaxError, glob_matcher
+from sleuth.workspace.user_globs import GlobSyntaxError, glob_matcher
 
 __all__ = ["Constraints", "parse_constraints", "parse_ext"]
 

@@ -14,15 +14,16 @@ A ``Resolver`` is one session over the graph's current records. Besides the edge
 reports what the answer depended on: the keys of what it read of other files (``keys``, see
 ``file_index``: a top-level binding, a class as seen from outside, a star list, a module
 lookup) and, for inspection, the files those keys name (``deps``) — so the graph re-resolves
-after a change exactly the files that read something that changed.
+after a change exactly the files that read something that changed. Following imports, and the
+memo the session keeps, are ``bindings.ImportResolver``'s.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TypeVar
 
+from sleuth.graph.bindings import ImportResolver, Target
 from sleuth.graph.carry import Carry
 from sleuth.graph.file_index import (
     CLASS_KINDS,
@@ -33,7 +34,7 @@ from sleuth.graph.file_index import (
     member_key,
     name_key,
 )
-from sleuth.graph.modules import ModuleIndex, child_module
+from sleuth.graph.modules import ModuleIndex
 from sleuth.graph.records import FileRecord, RefRow, ref_rows
 
 __all__ = [
@@ -55,12 +56,9 @@ EDGE_KIND = {"call": "calls", "reference": "references", "import": "imports", "i
 _SELF = frozenset({"self", "this", "cls"})
 _MAX_HOPS = 8
 
-Target = tuple[str, str]
-"""(path, declaration id); an empty id means the file node itself."""
 Occ = tuple[int, int, int]
 """An occurrence in the owning file: (start_byte, end_byte, line)."""
 EdgeKey = tuple[str, str, str]
-T = TypeVar("T")
 
 
 @dataclass
@@ -74,14 +72,7 @@ class Resolution:
     unresolved: int = 0
 
 
-@dataclass
-class _Bindings:
-    names: dict[str, Target | None]
-    stars: list[str]
-    imports: list[Target | None]  # per import ref, in order
-
-
-class Resolver:
+class Resolver(ImportResolver):
     """One resolution session over ``records`` (memoised; drop it after the update).
 
     Reading another file notes the key of what was read (``file_index``): a class's bases and
@@ -99,58 +90,9 @@ class Resolver:
         modules: ModuleIndex,
         uses: Callable[[str], Iterable[RefRow]] | None = None,
     ) -> None:
-        self._records = records
-        self._index = index
-        self._modules = modules
+        super().__init__(records, index, modules)
         # a file's uses as rows (``RecordTable.uses`` reads a cached row without decoding it)
         self._uses = uses if uses is not None else lambda path: ref_rows(records[path])
-        self._stack: list[tuple[set[str], set[tuple[str, ...]]]] = []
-        self._memo: dict[tuple[str, ...], tuple[object, frozenset[str]]] = {}
-        self._busy: set[tuple[str, ...]] = set()
-        self._own: str | None = None  # the file being resolved (its bindings: ``_own_binds``)
-        self._own_binds: _Bindings | None = None
-
-    # -- dependency bookkeeping ---------------------------------------------------------------
-
-    def _note(self, key: str) -> None:
-        if self._stack:
-            self._stack[-1][0].add(key)
-
-    def _foreign(self, path: str) -> bool:
-        """Whether a read of ``path`` must be noted (see the class docstring)."""
-        return len(self._stack) > 1 or self._own != path
-
-    def _cached(self, key: tuple[str, ...], compute: Callable[[], T], default: T) -> T:
-        """Memoise ``compute`` under ``key``, carrying its dependencies to every caller.
-
-        A cycle (``class A(B)``/``class B(A)``, two modules star-importing each other) is cut
-        where it closes; a result computed below such a cut depends on where the walk entered
-        the cycle, so it is not memoised — this keeps answers independent of resolution order,
-        which incremental updates rely on.
-        """
-        hit = self._memo.get(key)
-        if hit is None:
-            if key in self._busy:
-                if self._stack:
-                    self._stack[-1][1].add(key)
-                return default
-            self._busy.add(key)
-            self._stack.append((set(), set()))
-            try:
-                value: object = compute()
-            finally:
-                keys, cuts = self._stack.pop()
-                self._busy.discard(key)
-            cuts.discard(key)
-            hit = (value, frozenset(keys))
-            if cuts:
-                if self._stack:
-                    self._stack[-1][1].update(cuts)
-            else:
-                self._memo[key] = hit
-        if self._stack and hit[1]:
-            self._stack[-1][0].update(hit[1])
-        return hit[0]  # type: ignore[return-value]
 
     def _class(self, target: Target) -> FileIndex | None:
         """The index of ``target``'s file, noting that the declaration was read as a class."""
@@ -329,95 +271,3 @@ class Resolver:
             return out
 
         return self._cached(("bases", *cls), compute, [])
-
-    # -- imports ------------------------------------------------------------------------------
-
-    def _module(self, importer: str, module: str) -> str | None:
-        family = self._index(importer).family
-
-        def compute() -> str | None:
-            # Depends on which files exist (the noted keys), not on the found file's content.
-            return self._modules.resolve(importer, family, module, self._note)
-
-        return self._cached(("module", importer, module), compute, None)
-
-    def _exported(self, path: str, name: str) -> Target | None:
-        """``name`` at the top level of ``path``: its own declaration, else a re-export."""
-        return self._cached(("exported", path, name), lambda: self._find_export(path, name), None)
-
-    def _find_export(self, path: str, name: str) -> Target | None:
-        # Reads only what ``path`` binds to ``name`` (and its star list), so it depends on
-        # those keys rather than on the whole file: editing elsewhere in a hub module such as
-        # a package __init__ does not re-resolve every file importing through it.
-        if path not in self._records:
-            return None
-        idx = self._index(path)
-        self._note(name_key(path, name))
-        hit = idx.scope.get(("", name))
-        if hit:
-            return (path, hit)
-        for module, imported in idx.imported.get(name, ()):
-            target = self._module(path, module)
-            found = self._exported(target, imported) if target else None
-            if found:
-                return found
-        self._note("stars:" + path)
-        for module in idx.stars:  # ``from .sub import *`` in a package's __init__
-            target = self._module(path, module)
-            found = self._exported(target, name) if target else None
-            if found:
-                return found
-        return None
-
-    def _bindings(self, path: str) -> _Bindings:
-        """The names ``path``'s imports bind, the files it star-imports, each import's target."""
-        if self._own == path and len(self._stack) == 1:
-            # the file being resolved, for itself: once, then without the memo's key merge
-            # (memoised work must merge them: it is not here)
-            if self._own_binds is None:
-                self._own_binds = self._cached(
-                    ("bindings", path), lambda: self._compute_bindings(path), _Bindings({}, [], [])
-                )
-            return self._own_binds
-        return self._cached(
-            ("bindings", path), lambda: self._compute_bindings(path), _Bindings({}, [], [])
-        )
-
-    def _compute_bindings(self, path: str) -> _Bindings:
-        idx = self._index(path)
-        out = _Bindings({}, [], [])
-        for name, module, alias in idx.imports:
-            out.imports.append(self._import_target(path, idx.family, name, module, alias, out))
-        return out
-
-    def _import_target(
-        self,
-        path: str,
-        family: str,
-        name: str,
-        module: str | None,
-        alias: str | None,
-        out: _Bindings,
-    ) -> Target | None:
-        module = module or name
-        file = self._module(path, module)
-        if name == "*":
-            if file:
-                out.stars.append(file)
-            return (file, "") if file else None
-        bound: Target | None = None
-        if file:
-            bound = self._exported(file, name)
-        is_self = name == module or module.endswith(("." + name, "/" + name))
-        if bound is None and file and is_self:
-            bound = (file, "")
-        if bound is None and name.isidentifier():
-            sub = self._module(path, child_module(module, name)) if family == "python" else None
-            if sub:
-                bound = (sub, "")
-        if bound is None and file and family != "python":
-            bound = (file, "")  # namespace or default import: the module itself
-        out.names[alias or name] = bound  # a later import rebinds the name, as at run time
-        if bound is None and file:
-            return (file, "")
-        return bound

@@ -31,7 +31,7 @@ from sleuth.graph.build import BlobSources, Graph, encode_blobs
 from sleuth.graph.partial import load_part
 from sleuth.tuning import Collector
 from sleuth.workspace.sqlite_file import SqliteFile
-from sleuth.workspace.workspace import STATE_DIR, make_state_dir
+from sleuth.workspace.state_folder import STATE_DIR, make_state_dir
 from sleuth.write_behind import WriteBehind, courteous
 
 __all__ = [

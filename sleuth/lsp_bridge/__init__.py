@@ -8,11 +8,13 @@ workspace's current files. Layout (transport, session and positions kept apart):
 
     servers.py     the server table per language, lookup, versions, install hints (doctor)
     transport.py   one process + JSON-RPC channel: timeouts, cancel, stderr drain, killpg
-    session.py     initialize, readiness, document sync, server-to-client answers
+    documents.py   document sync (the bytes each open document was sent), URIs, cloaking
+    session.py     initialize, readiness, server-to-client answers, requests
     positions.py   byte offsets <-> LSP positions in utf-8/utf-16/utf-32 (the only place)
     results.py     LspLocation/LspEdit and the normalisers of raw LSP JSON (declarations
                    become the model's SymbolDef, as the tags' do)
     compile_db.py  clangd's compile_commands.json under .sleuth/clangd
+    supervisor.py  the event loop, lazy start, crash accounting and restarts, retries
     pool.py        ServerPool, the synchronous API used by query/
 """
 

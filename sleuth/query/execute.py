@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from sleuth.ast_search import MatchPool, TreeCache
     from sleuth.query.ast_memo import AstMemos
     from sleuth.query.graph_confirm import Confirmer
-    from sleuth.query.graph_mode import GraphKeeper
+    from sleuth.query.graph_keeper import GraphKeeper
     from sleuth.query.index import IndexKeeper
     from sleuth.query.servers import LanguageServers
     from sleuth.query.symbols_mode import TagsCache
@@ -302,8 +302,8 @@ def _plan_symbols(
 
 
 def _plan_graph(prepared: Prepared, engines: Engines) -> None:
-    from sleuth.query.graph_mode import GraphKeeper, graph_node_id, plan_graph, viewed_paths
-    from sleuth.query.scan import make_match
+    from sleuth.query.graph_keeper import GraphKeeper
+    from sleuth.query.graph_mode import graph_node_id, plan_graph_answer, synced_graph
     from sleuth.query.symbols_mode import TagsCache
 
     if prepared.route.body.strip().startswith("#"):
@@ -312,61 +312,13 @@ def _plan_graph(prepared: Prepared, engines: Engines) -> None:
         engines.tags = TagsCache()
     if engines.graph is None:
         engines.graph = GraphKeeper(prepared.ws, engines.collector)
-    ws, req = prepared.ws, prepared.request
     # the answer depends on the whole workspace, whatever the scope: so do its sync and identity
     everything = _whole_listing(prepared)
-    body = prepared.route.body.strip()
-    graph = None
-    if engines.one_shot and body and not body.startswith("#"):
-        graph = engines.graph.part(everything, viewed_paths(ws, body))
-    if graph is None:
-        graph = engines.graph.graph(engines.tags, engines.trees, everything)
-    if body.startswith("#"):  # the one declaration this query touches: ask its server
-        from sleuth.query.graph_confirm import Confirmer
-
-        if engines.servers is None and engines.make_servers is not None:
-            engines.servers = engines.make_servers()
-        if engines.confirmer is None:
-            engines.confirmer = Confirmer()
-        note = engines.confirmer.confirm(graph, body[1:], engines.servers)
-        if note:
-            prepared.notes.append(note)
-        engines.graph.flush()
+    graph = synced_graph(prepared, engines, engines.graph, engines.tags, everything)
     prepared.fingerprint = _fingerprint(
-        req, everything, _setup(prepared.route, engines), engines.digests
+        prepared.request, everything, _setup(prepared.route, engines), engines.digests
     )
-    source, ranked, reason = plan_graph(
-        ws,
-        prepared.route.body,
-        prepared.scope,
-        graph,
-        navigation=req.navigation,
-        depth=req.depth,
-        limit=ws.tuning.graph_rank_depth + 1,
-    )
-    if reason:
-        prepared.notes.append(reason)
-    if ranked is not None:
-        depth = ws.tuning.graph_rank_depth
-        if len(ranked) > depth:
-            ranked = ranked[:depth]
-            prepared.notes.append(
-                f"graph: keeps the top {depth} declarations of the ranking; "
-                "graph:PATH or a path scope ranks others"
-            )
-        matches = []
-        for path, start, end, score, extra in ranked:
-            ft = ws.read(path)
-            if ft is None:
-                continue
-            m = make_match(ft, start, end, req.context, None, extra)
-            matches.append(replace(m, score=score))
-        prepared.path_matches = matches
-        prepared.ordered_by_score = True
-        return
-    by_path = {f.path: f for f in prepared.files}
-    prepared.files = [by_path.get(p) or FileEntry(p, 0, 0) for p in source.paths]
-    prepared.stages = [Stage("graph", None, source)]
+    plan_graph_answer(prepared, graph)
 
 
 def _languages_without_symbols(files: Sequence[FileEntry], lang: str | None) -> set[str]:

@@ -1,6 +1,6 @@
 """Edit and rename answers: a header, the unified diff, and a rename's untouched names.
 
-The diff is the answer's own, which the edit layer bounds (``sleuth/edit/operations.py``
+The diff is the answer's own, which the edit layer bounds (``sleuth/edit/diff.py``
 ``MAX_DIFF_LINES``/``MAX_DIFF_BYTES``, docs/json.md#edits): when ``diff_truncated`` its last line
 is the marker ``… N more lines (diff truncated; read RESULT#… to see the text)``, shown as a
 warning. Nothing here re-reads files, so a rendering is never larger than its answer."""

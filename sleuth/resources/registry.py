@@ -7,7 +7,8 @@ queries.
 
 Tables: ``results`` (one row per registered result: the request, mode, completeness, how far the
 scan got) and ``matches`` (one row per match: path, byte range, lines, the file's stamp at search
-time, and the match's JSON body). ``meta`` holds the schema version and the cursor secret.
+time, and the match's JSON body). ``meta`` holds the schema version and the cursor secret. The
+schema, the rows and their inserts are ``registry_rows``'.
 """
 
 from __future__ import annotations
@@ -16,20 +17,25 @@ import json
 import os
 import sqlite3
 import threading
-import time
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from sleuth.errors import Internal
+from sleuth.resources.registry_rows import (
+    SCHEMA,
+    SCHEMA_VERSION,
+    MatchRow,
+    ResultRow,
+    immediate,
+    insert_matches,
+    insert_result,
+)
 from sleuth.workspace.sqlite_file import SqliteFile
-from sleuth.workspace.workspace import make_state_dir, state_file_id
-from sleuth.write_behind import WriteBehind, courteous
+from sleuth.workspace.state_folder import make_state_dir, state_file_id
+from sleuth.write_behind import WriteBehind
 
-__all__ = ["Registry", "ResultRow", "MatchRow", "SCHEMA_VERSION"]
+__all__ = ["Registry"]
 
-SCHEMA_VERSION = 1
 MAX_RESULTS = 5000  # beyond these the oldest results are forgotten (their references: not_found)
 MAX_MATCH_ROWS = 2_000_000
 MAX_BYTES = 512 * 1024 * 1024
@@ -41,74 +47,6 @@ WRITE_BEHIND_ROWS = 64
 (``write_behind``): the caller already holds them and answers with its first page while they
 are encoded and inserted. A read of that result, or of everything (pruning, a body search),
 first waits for the write, so nothing reads a half-registered result."""
-_encode = json.JSONEncoder(ensure_ascii=False).encode  # json.dumps(ensure_ascii=False), made once
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS results (
-    id TEXT PRIMARY KEY,
-    kind TEXT NOT NULL,
-    request TEXT NOT NULL,
-    fingerprint TEXT NOT NULL,
-    mode TEXT NOT NULL,
-    fallback TEXT,
-    broadened INTEGER NOT NULL DEFAULT 0,
-    complete INTEGER NOT NULL,
-    incomplete_reason TEXT,
-    total INTEGER,
-    stored INTEGER NOT NULL,
-    resume_after TEXT,
-    skipped TEXT NOT NULL,
-    extra TEXT NOT NULL,
-    created REAL NOT NULL
-);
-CREATE TABLE IF NOT EXISTS matches (
-    result_id TEXT NOT NULL,
-    n INTEGER NOT NULL,
-    path TEXT NOT NULL,
-    start_byte INTEGER,
-    end_byte INTEGER,
-    line INTEGER,
-    end_line INTEGER,
-    stamp TEXT NOT NULL,
-    body TEXT NOT NULL,
-    PRIMARY KEY (result_id, n)
-) WITHOUT ROWID;
-"""
-
-
-@dataclass
-class ResultRow:
-    """One registered result (the paging state of a search, or a read/select result)."""
-
-    id: str
-    kind: str
-    request: str
-    fingerprint: str
-    mode: str
-    fallback: str | None
-    broadened: bool
-    complete: bool
-    incomplete_reason: str | None
-    total: int | None
-    stored: int
-    resume_after: str | None
-    skipped: dict[str, int]
-    extra: dict[str, Any]
-
-
-@dataclass(frozen=True)
-class MatchRow:
-    """One stored match: its number, location, stamp and JSON body."""
-
-    n: int
-    path: str
-    start_byte: int | None
-    end_byte: int | None
-    line: int | None
-    end_line: int | None
-    stamp: str
-    body: dict[str, Any]
 
 
 class Registry:
@@ -150,8 +88,8 @@ class Registry:
             raise Internal(f"cannot open the result registry {self.path}: {exc}") from exc
 
     def _init_schema(self, conn: sqlite3.Connection) -> None:
-        with _immediate(conn):
-            for stmt in _SCHEMA.split(";"):
+        with immediate(conn):
+            for stmt in SCHEMA.split(";"):
                 if stmt.strip():
                     conn.execute(stmt)
             row = conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
@@ -201,7 +139,7 @@ class Registry:
         if count <= max_results and rows <= max_rows and live <= max_bytes:
             return 0
         keep = max(1, min(max_results, count) // 2)
-        with _immediate(conn):
+        with immediate(conn):
             # newest by insertion order (rowid): results written in one transaction share a
             # timestamp; capture rows (of older engines) go with the result they belong to
             old = [
@@ -296,9 +234,9 @@ class Registry:
 
     def _put(self, row: ResultRow, matches: Sequence[MatchRow]) -> None:
         conn = self._conn()
-        with _immediate(conn):
-            _insert_result(conn, row)
-            _insert_matches(conn, row.id, matches, self._behind.in_writer())
+        with immediate(conn):
+            insert_result(conn, row)
+            insert_matches(conn, row.id, matches, self._behind.in_writer())
         if self._puts % _PRUNE_EVERY == 0:
             self.prune()
         self._puts += 1
@@ -315,8 +253,8 @@ class Registry:
         """Append matches found by a later page's scan and record how far the scan got."""
         self._behind.wait(result_id)
         conn = self._conn()
-        with _immediate(conn):
-            _insert_matches(conn, result_id, matches)
+        with immediate(conn):
+            insert_matches(conn, result_id, matches)
             conn.execute(
                 "UPDATE results SET stored = stored + ?, resume_after = ?, total = ?, skipped = ? "
                 "WHERE id = ?",
@@ -337,69 +275,3 @@ class Registry:
             .fetchall()
         )
         return [MatchRow(r[0], r[1], r[2], r[3], r[4], r[5], r[6], json.loads(r[7])) for r in rows]
-
-
-def _insert_result(conn: sqlite3.Connection, row: ResultRow) -> None:
-    conn.execute("DELETE FROM matches WHERE result_id = ?", (row.id,))
-    conn.execute(
-        "INSERT OR REPLACE INTO results VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-        (
-            row.id,
-            row.kind,
-            row.request,
-            row.fingerprint,
-            row.mode,
-            row.fallback,
-            int(row.broadened),
-            int(row.complete),
-            row.incomplete_reason,
-            row.total,
-            row.stored,
-            row.resume_after,
-            json.dumps(row.skipped),
-            json.dumps(row.extra, ensure_ascii=False),
-            time.time(),
-        ),
-    )
-
-
-def _insert_matches(
-    conn: sqlite3.Connection, result_id: str, matches: Iterable[MatchRow], behind: bool = False
-) -> None:
-    """Insert ``matches``; ``behind``: from a writer behind the answer, which lets the
-    foreground thread run between rows (``courteous``)."""
-    if behind:
-        matches = courteous(matches)
-    conn.executemany(
-        "INSERT OR REPLACE INTO matches VALUES (?,?,?,?,?,?,?,?,?)",
-        (
-            (
-                result_id,
-                m.n,
-                m.path,
-                m.start_byte,
-                m.end_byte,
-                m.line,
-                m.end_line,
-                m.stamp,
-                _encode(m.body),
-            )
-            for m in matches
-        ),
-    )
-
-
-class _immediate:
-    """``BEGIN IMMEDIATE`` ... ``COMMIT`` (rollback on error): one writer at a time, no deadlock."""
-
-    def __init__(self, conn: sqlite3.Connection) -> None:
-        self._conn = conn
-
-    def __enter__(self) -> None:
-        self._conn.execute("BEGIN IMMEDIATE")
-
-    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
-        if exc_type is None:
-            self._conn.execute("COMMIT")
-        else:
-            self._conn.execute("ROLLBACK")

@@ -31,7 +31,8 @@ from sleuth.query.execute import Prepared
 from sleuth.query.request import SearchRequest
 from sleuth.resources.cursor import decode_cursor, encode_cursor
 from sleuth.resources.refs import CAPTURE_SPANS, capture_ref
-from sleuth.resources.registry import MatchRow, Registry, ResultRow
+from sleuth.resources.registry import Registry
+from sleuth.resources.registry_rows import MatchRow, ResultRow
 from sleuth.resources.response import SearchResult, match_body, numbered
 
 __all__ = ["SearchPager"]

@@ -24,7 +24,8 @@ from typing import Protocol
 from sleuth.errors import NotFound, StaleReference
 from sleuth.query.request import SearchRequest
 from sleuth.resources.refs import CAPTURE_SPANS, Ref, Unit, parse_ref
-from sleuth.resources.registry import MatchRow, Registry, ResultRow
+from sleuth.resources.registry import Registry
+from sleuth.resources.registry_rows import MatchRow, ResultRow
 from sleuth.workspace import FileText, Workspace
 
 __all__ = ["Range", "Selection", "Resolver", "Rerun", "line_range", "request_of", "stale_files"]

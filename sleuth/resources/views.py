@@ -5,18 +5,15 @@
 some matches of a result. Both register what they answer as a ``RESULT#`` whose ranges and
 stamps are exactly what was shown, so it can be read again, used as a search scope, or edited.
 
-Every answer is bounded: at most ``MAX_READ_RANGES`` ranges and ``MAX_READ_BYTES`` of text.
-Past either the read is refused with ``invalid_query`` saying how to narrow it, never cut (a cut
-``:all`` would look like every match). The range count of an ``:all`` or ``RESULT#`` is decided
-from its stored total before the result is completed, read or registered, so refusing a
-million-match ``:all`` costs one registry lookup.
+Every answer is bounded (``read_bounds``): past ``MAX_READ_RANGES`` ranges or ``MAX_READ_BYTES``
+of text it is refused with ``invalid_query`` saying how to narrow it, never cut.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import xxhash
@@ -24,19 +21,22 @@ import xxhash
 from sleuth.errors import InvalidPath, InvalidQuery, NotFound, Unsupported
 from sleuth.model import SkipCounts
 from sleuth.query.request import check_text
-from sleuth.resources.refs import Ref, looks_like_ref, parse_ref
-from sleuth.resources.registry import MatchRow, Registry, ResultRow
+from sleuth.resources.read_bounds import (
+    DEFAULT_READ_LINES,
+    MAX_READ_RANGES,
+    check_count,
+    check_size,
+    fit,
+    narrow_hint,
+    window,
+)
+from sleuth.resources.refs import looks_like_ref, parse_ref
+from sleuth.resources.registry import Registry
+from sleuth.resources.registry_rows import MatchRow, ResultRow
 from sleuth.resources.selection import Range, Resolver, Selection
 from sleuth.workspace import FileText, Workspace
 
-__all__ = ["ReadResult", "Views", "DEFAULT_READ_LINES", "MAX_READ_RANGES", "MAX_READ_BYTES"]
-
-DEFAULT_READ_LINES = 2000
-MAX_READ_RANGES = 10_000
-"""Ranges one ``read`` or ``select`` answers at most (each is also a registry row)."""
-MAX_READ_BYTES = 8 * 1024 * 1024
-"""Bytes of selected text one answer holds at most: the default file size cap, so the default
-window of any file the workspace reads fits."""
+__all__ = ["ReadResult", "Views"]
 
 
 @dataclass
@@ -115,7 +115,7 @@ class Views:
         is_ref = looks_like_ref(target)
         if is_ref:
             ref = parse_ref(target)
-            self._check_count(ref)  # before resolving, which may complete a paged :all
+            check_count(self._resolver, ref)  # before resolving, which may complete a paged :all
             sel = self._resolver.resolve(target)
             if ref.is_all and not sel.complete:
                 extra["incomplete_all"] = True  # edits must refuse it, as the :all itself
@@ -123,11 +123,11 @@ class Views:
             sel = self._path_selection(target)
         truncated = False
         if offset is not None or limit is not None or not is_ref:
-            sel, truncated = self._window(sel, offset or 1, limit)
+            sel, truncated = window(sel, offset or 1, limit, self._current)
         if is_ref:
-            self._check_size(sel, _narrow_hint(ref))
+            check_size(sel, narrow_hint(ref))
         else:
-            self._check_size(sel, "pass offset and limit to read fewer lines")
+            check_size(sel, "pass offset and limit to read fewer lines")
         reason = (
             f"only the first {DEFAULT_READ_LINES} lines were read: pass offset and limit for more"
             if truncated
@@ -136,7 +136,7 @@ class Views:
         next_offset = None
         if max_bytes is not None:
             extra["max_bytes"] = max_bytes
-            sel, next_offset, cut = self._fit(sel, max_bytes, whole_ranges=is_ref)
+            sel, next_offset, cut = fit(sel, max_bytes, self._current, whole_ranges=is_ref)
             if next_offset is not None:
                 reason = (
                     f"cut to fit max_bytes={max_bytes}: read with offset={next_offset} for more"
@@ -149,75 +149,6 @@ class Views:
         answer = self.register(sel, "read", extra, reason)
         answer.next_offset = next_offset
         return answer
-
-    def _fit(
-        self, sel: Selection, max_bytes: int, *, whole_ranges: bool
-    ) -> tuple[Selection, int | None, int]:
-        """The selection cut to what the compact rendering shows within ``max_bytes``
-        (docs/faces.md#budgets): whole ranges of a reference (at least one), whole lines of a
-        path's window, which continues at the returned line; and how many ranges were dropped."""
-        from sleuth.render.read import numbered_line
-
-        used = len(sel.source.encode()) + 200  # the header, and the note of a cut
-        path = None
-        for i, r in enumerate(sel.ranges):
-            ft = sel.texts.get(r.path) or self._current(r)
-            if r.path != path:
-                path = r.path
-                used += len(r.path.encode()) + 1
-            lines = ft.data[r.start_byte : r.end_byte].decode("utf-8", "replace").split("\n")
-            if len(lines) > r.end_line - r.line + 1 and lines[-1] == "":
-                lines.pop()
-            for k, text in enumerate(lines):
-                used += len(numbered_line(r.line + k, text).encode()) + 1
-                if used <= max_bytes:
-                    continue
-                if whole_ranges:
-                    keep = max(i, 1)
-                    dropped = len(sel.ranges) - keep
-                    sel.ranges = sel.ranges[:keep]
-                    return sel, None, dropped
-                if k == 0 and i == 0:
-                    k = 1  # a read always moves on by at least one line
-                    if len(lines) == 1 and len(sel.ranges) == 1:
-                        return sel, None, 0
-                if k == 0:
-                    sel.ranges = sel.ranges[:i]
-                    return sel, r.line, 0
-                clipped, _ = self._window(replace(sel, ranges=[r]), r.line, k)
-                sel.ranges = [*sel.ranges[:i], *clipped.ranges]
-                return sel, r.line + k, 0
-        return sel, None, 0
-
-    def _check_count(self, ref: Ref) -> None:
-        """Refuse a whole result (``:all``, ``RESULT#``) of more than ``MAX_READ_RANGES`` ranges
-        from its stored count, before any of it is completed or read."""
-        if not (ref.is_all or ref.kind == "result"):
-            return
-        row = self._resolver.get_row(ref)
-        # an unfinished count is a lower bound; the exact count is checked again after resolving
-        count = (
-            row.total
-            if row.total is not None
-            else int(row.extra.get("counted_at_least", row.stored))
-        )
-        if count > MAX_READ_RANGES:
-            raise _too_many(
-                ref.text, count, _narrow_hint(ref), "matches" if ref.is_all else "ranges"
-            )
-
-    def _check_size(self, sel: Selection, hint: str) -> None:
-        """Refuse an answer of more than ``MAX_READ_RANGES`` ranges or ``MAX_READ_BYTES`` of
-        text, before any text is decoded or a row registered."""
-        if len(sel.ranges) > MAX_READ_RANGES:
-            raise _too_many(sel.source, len(sel.ranges), hint, "ranges")
-        size = sum(r.end_byte - r.start_byte for r in sel.ranges)
-        if size > MAX_READ_BYTES:
-            raise InvalidQuery(
-                f"{sel.source} selects {size} bytes of text, more than one answer holds (at "
-                f"most {MAX_READ_BYTES} bytes): {hint}",
-                details={"bytes": size, "max_bytes": MAX_READ_BYTES, "source": sel.source},
-            )
 
     def _path_selection(self, target: str) -> Selection:
         rel = self._ws.validate_path(target)
@@ -250,28 +181,6 @@ class Views:
             result_id="",
             texts={rel: ft},
         )
-
-    def _window(self, sel: Selection, first: int, limit: int | None) -> tuple[Selection, bool]:
-        """Clip every range to lines ``first`` .. ``first + limit - 1`` (default cap on size)."""
-        cap = limit if limit is not None else DEFAULT_READ_LINES
-        out: list[Range] = []
-        truncated = False
-        for r in sel.ranges:
-            lo = max(first, r.line)
-            hi = min(r.end_line, first + cap - 1)
-            if limit is None and r.end_line > first + cap - 1:
-                truncated = True
-            if lo > hi:
-                continue
-            if (lo, hi) == (r.line, r.end_line):
-                out.append(r)
-                continue
-            ft = sel.texts.get(r.path) or self._current(r)
-            s = r.start_byte if lo == r.line else ft.line_span(lo)[0]
-            e = r.end_byte if hi == r.end_line else ft.line_span(hi)[1]
-            out.append(Range(r.path, s, e, lo, hi, r.stamp, r.lines))
-        sel.ranges = out
-        return sel, truncated
 
     def _current(self, r: Range) -> FileText:
         ft = self._ws.read(r.path)
@@ -313,7 +222,7 @@ class Views:
             for sub in picked:
                 ranges.extend(self._resolver.resolve(sub).ranges)
         else:
-            # not _check_count: keeping a few ranges is how a too-large RESULT# is narrowed
+            # not check_count: keeping a few ranges is how a too-large RESULT# is narrowed
             sel = self._resolver.resolve(ref)
             for i in dict.fromkeys(items):
                 if i > len(sel.ranges):
@@ -328,7 +237,7 @@ class Views:
             complete=True,
             broadened=row.broadened and row.mode != "semantic",
         )
-        self._check_size(sel, "select fewer items, or read them one by one")
+        check_size(sel, "select fewer items, or read them one by one")
         return self.register(sel, "select", {"items": list(items)}, None)
 
     # -- registering ------------------------------------------------------------------------
@@ -387,21 +296,3 @@ class Views:
             rows,
         )
         return ReadResult(result_id, sel.source, sel.refreshed, complete, texts, reason)
-
-
-def _narrow_hint(ref: Ref) -> str:
-    """How to read less of what ``ref`` selects (the end of a too-large message)."""
-    if ref.kind == "search":
-        return (
-            f"read one match ({ref.result_id}:1:{ref.unit}), keep some with select "
-            f"{ref.result_id} 1 2 3, or search again within a path to narrow it"
-        )
-    return f"keep some of its ranges with select {ref.result_id} 1 2 3, or read them one by one"
-
-
-def _too_many(source: str, count: int, hint: str, what: str) -> InvalidQuery:
-    return InvalidQuery(
-        f"{source} selects {count} {what}, more than one answer holds (at most "
-        f"{MAX_READ_RANGES} ranges): {hint}",
-        details={"ranges": count, "max_ranges": MAX_READ_RANGES, "reference": source},
-    )

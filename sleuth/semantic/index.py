@@ -34,7 +34,7 @@ from sleuth.semantic.static import StaticEncoder
 from sleuth.semantic.store import FileRow, IndexedChunk, SemanticStore
 from sleuth.semantic.tokens import tokens
 from sleuth.workspace import FileEntry, Workspace
-from sleuth.workspace.workspace import STATE_DIR
+from sleuth.workspace.state_folder import STATE_DIR
 
 __all__ = [
     "SemanticIndex",

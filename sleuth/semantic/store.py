@@ -21,7 +21,7 @@ import numpy as np
 
 from sleuth.semantic.encoder import Vectors
 from sleuth.workspace.sqlite_file import SqliteFile
-from sleuth.workspace.workspace import make_state_dir
+from sleuth.workspace.state_folder import make_state_dir
 
 __all__ = ["IndexedChunk", "FileRow", "SemanticStore", "FILE_NAME", "FORMAT", "format_of"]
 

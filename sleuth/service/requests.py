@@ -3,8 +3,8 @@
 Each field is declared once, with its type, default and ``Arg`` (help text, CLI spelling, MCP
 description); the CLI parser, the MCP tool schemas and the checks every face shares come from
 here (docs/faces.md). ``build`` validates without I/O and raises ``invalid_query`` naming what
-is wrong; the text of an edit is capped here for every face, at the Editor's own bound
-(``sleuth.edit.operations.MAX_EDIT_TEXT``).
+is wrong. The edit verbs' requests are declared in ``edit_requests`` and re-exported here, with
+``search``'s, so that every verb's request is found by name in this module.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar
 
 from sleuth.errors import InvalidQuery
 from sleuth.fields import Request, arg
@@ -25,6 +25,17 @@ from sleuth.query.request import (
     unicode_problem,
 )
 from sleuth.resources.refs import looks_like_ref
+from sleuth.service.edit_requests import (
+    CopyRequest,
+    DeleteRequest,
+    EditRequest,
+    InsertRequest,
+    MoveRequest,
+    ReplaceRequest,
+    UndoRequest,
+    Where,
+    non_empty,
+)
 
 __all__ = [
     "SearchRequest",
@@ -47,51 +58,14 @@ __all__ = [
 ]
 
 
-Where = Literal["before", "after"]
-
 _IDENTIFIER = re.compile(r"[^\W\d]\w*|\$\w*", re.UNICODE)
 """What a rename's new name must be: an identifier (``$`` allowed, as JavaScript and PHP do)."""
-
-_EDIT_REF = "what to edit: SEARCH#H:N:match, SEARCH#H:all:line, RESULT#ID ..."
-_EDIT_REF_MCP = "a SEARCH# or RESULT# reference"
-_EDIT_TEXT = "the new text"
-_EDIT_TEXT_MCP = "the text, used exactly"
-_TARGET = "a reference, or PATH:LINE (before that line)"
 
 
 def _positive(value: object, what: str) -> int | None:
     if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
         raise InvalidQuery(f"{what}, got {value!r}")
     return value
-
-
-def _non_empty(value: object, what: str, name: str) -> str:
-    if not isinstance(value, str) or not value:
-        raise InvalidQuery(what, details={"argument": name})
-    return check_text(value, name)
-
-
-def _edit_text(verb: str, text: object) -> str:
-    if not isinstance(text, str):
-        raise InvalidQuery(
-            f"{verb} needs text, the new text as a string (on the command line: --text, "
-            "--text-file or stdin)",
-            details={"argument": "text"},
-        )
-    check_text(text, "text")
-    from sleuth.edit.operations import MAX_EDIT_TEXT  # the Editor's bound; late: edits only
-
-    if len(text) > MAX_EDIT_TEXT:
-        raise InvalidQuery(
-            f"edit text too large ({len(text)} characters, at most {MAX_EDIT_TEXT}): "
-            "nothing was written",
-            details={"length": len(text), "max": MAX_EDIT_TEXT},
-        )
-    return text
-
-
-def _edit_ref(verb: str, ref: object) -> str:
-    return _non_empty(ref, f"{verb} needs a reference, e.g. SEARCH#1a2b3c4d:2:match", "ref")
 
 
 @dataclass(frozen=True)
@@ -127,7 +101,7 @@ class ReadRequest(Request):
         return {
             "max_bytes": check_max_bytes(values["max_bytes"]),
             **values,
-            "target": _non_empty(
+            "target": non_empty(
                 values["target"], "read needs a target: a path or a reference", "target"
             ),
             "offset": _positive(values["offset"], "offset is the first line to read (1-based)"),
@@ -154,7 +128,7 @@ class SelectRequest(Request):
 
     @classmethod
     def check(cls, values: dict[str, Any]) -> dict[str, Any]:
-        ref = _non_empty(values["ref"], "select needs a reference, e.g. SEARCH#1a2b3c4d", "ref")
+        ref = non_empty(values["ref"], "select needs a reference, e.g. SEARCH#1a2b3c4d", "ref")
         items = values["items"]
         if isinstance(items, (str, bytes)) or not items:
             raise InvalidQuery("select needs at least one item number (as listed by #n)")
@@ -166,107 +140,6 @@ class SelectRequest(Request):
 @dataclass(frozen=True)
 class IndexRequest(Request):
     """``index``: build or refresh the trigram index in ``.sleuth/``."""
-
-
-@dataclass(frozen=True)
-class ReplaceRequest(Request):
-    """``replace REF``: every range ``REF`` selects becomes ``text``."""
-
-    ref: str = arg(cli="positional", metavar="REF", help=_EDIT_REF, describe=_EDIT_REF_MCP)
-    text: str = arg(cli="text", metavar="T", help=_EDIT_TEXT, describe=_EDIT_TEXT_MCP)
-
-    @classmethod
-    def check(cls, values: dict[str, Any]) -> dict[str, Any]:
-        return {
-            **values,
-            "ref": _edit_ref("replace", values["ref"]),
-            "text": _edit_text("replace", values["text"]),
-        }
-
-
-@dataclass(frozen=True)
-class InsertRequest(Request):
-    """``insert REF [--before|--after]``: ``text`` beside every range ``REF`` selects."""
-
-    ALIASES: ClassVar[Mapping[str, str]] = {"position": "where"}
-
-    ref: str = arg(cli="positional", metavar="REF", help=_EDIT_REF, describe=_EDIT_REF_MCP)
-    text: str = arg(cli="text", metavar="T", help=_EDIT_TEXT, describe=_EDIT_TEXT_MCP)
-    where: Where = arg(
-        "before",
-        cli="choice_flags",
-        choices=("before", "after"),
-        choice_help=(
-            "insert before each selected range (default)",
-            "insert after each selected range",
-        ),
-        help="where to insert: before or after each selected range",
-        describe="before or after",
-    )
-
-    @classmethod
-    def check(cls, values: dict[str, Any]) -> dict[str, Any]:
-        where = values["where"]
-        if where not in ("before", "after"):
-            raise InvalidQuery(f"where must be 'before' or 'after', got {where!r}")
-        return {
-            **values,
-            "ref": _edit_ref("insert", values["ref"]),
-            "text": _edit_text("insert", values["text"]),
-            "where": where,
-        }
-
-
-@dataclass(frozen=True)
-class DeleteRequest(Request):
-    """``delete REF``: every range ``REF`` selects goes (whole lines for ``:line``)."""
-
-    ref: str = arg(cli="positional", metavar="REF", help=_EDIT_REF, describe=_EDIT_REF_MCP)
-
-    @classmethod
-    def check(cls, values: dict[str, Any]) -> dict[str, Any]:
-        return {**values, "ref": _edit_ref("delete", values["ref"])}
-
-
-@dataclass(frozen=True)
-class CopyRequest(Request):
-    """``copy REF --to TARGET``: the selected text, again at ``TARGET``."""
-
-    ref: str = arg(cli="positional", metavar="REF", help=_EDIT_REF, describe=_EDIT_REF_MCP)
-    to: str = arg(metavar="TARGET", help=_TARGET)
-
-    @classmethod
-    def check(cls, values: dict[str, Any]) -> dict[str, Any]:
-        verb = "move" if issubclass(cls, MoveRequest) else "copy"
-        to = _non_empty(values["to"], f"{verb} needs to: a reference or PATH:LINE", "to")
-        return {**values, "ref": _edit_ref(verb, values["ref"]), "to": to}
-
-
-@dataclass(frozen=True)
-class MoveRequest(CopyRequest):
-    """``move REF --to TARGET``: the selected text, moved to ``TARGET`` in one edit (the same
-    fields as a copy)."""
-
-
-@dataclass(frozen=True)
-class UndoRequest(Request):
-    """``undo RESULT#ID``: restore what that edit replaced, if its files are unchanged since."""
-
-    result: str = arg(cli="positional", metavar="RESULT#ID", help="the RESULT# an edit answered")
-
-    @classmethod
-    def check(cls, values: dict[str, Any]) -> dict[str, Any]:
-        result = _non_empty(
-            values["result"],
-            "undo needs the RESULT# an edit answered, e.g. RESULT#1a2b3c4d",
-            "result",
-        )
-        return {**values, "result": result}
-
-
-EditRequest = (
-    ReplaceRequest | InsertRequest | DeleteRequest | CopyRequest | MoveRequest | UndoRequest
-)
 
 
 @dataclass(frozen=True)
@@ -295,7 +168,7 @@ class RenameRequest(Request):
 
     @classmethod
     def check(cls, values: dict[str, Any]) -> dict[str, Any]:
-        ref = _non_empty(
+        ref = non_empty(
             values["ref"],
             "rename needs a reference to a symbol's name, e.g. "
             "SEARCH#1a2b3c4d:1:match (a symbols: match), and the new name",
@@ -303,7 +176,7 @@ class RenameRequest(Request):
         )
         new_name = values["new_name"]
         if new_name is not None:
-            new_name = _non_empty(new_name, "rename needs new_name, a non-empty name", "new_name")
+            new_name = non_empty(new_name, "rename needs new_name, a non-empty name", "new_name")
         force = values["force"]
         if not isinstance(force, bool):
             raise InvalidQuery(f"force is true or false, got {force!r}")

@@ -29,7 +29,8 @@ from sleuth.query.execute import Engines, Prepared, prepare
 from sleuth.query.request import SearchRequest
 from sleuth.query.scan import Scanner, Stage, resume_key
 from sleuth.resources.refs import looks_like_ref
-from sleuth.resources.registry import Registry, ResultRow
+from sleuth.resources.registry import Registry
+from sleuth.resources.registry_rows import ResultRow
 from sleuth.resources.response import SearchResult, all_refs
 from sleuth.resources.results import SearchPager
 from sleuth.resources.selection import Resolver, request_of

@@ -93,7 +93,7 @@ def _method(name: str) -> Callable[[Engine, Any], JsonAnswer]:
 def _index(engine: Engine, request: Any) -> JsonAnswer:
     del request
     from sleuth.query.index import INDEX_FILE  # late: --help and usage errors stay instant
-    from sleuth.workspace.workspace import STATE_DIR
+    from sleuth.workspace.state_folder import STATE_DIR
 
     return {"indexed": engine.index_now(), "path": f"{STATE_DIR}/{INDEX_FILE}"}
 

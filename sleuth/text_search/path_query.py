@@ -4,7 +4,7 @@ A path query is either a *glob* or a *fuzzy* query:
 
 - A single token containing a glob character (``* ? [ ] { }``) is a glob, with exactly the
   meaning an ``include`` glob has: ripgrep's ``--glob``, translated by the workspace's one
-  translator (``sleuth.workspace.paths.parse_glob``, which says the rules). In short: a glob
+  translator (``sleuth.workspace.user_globs.parse_glob``, which says the rules). In short: a glob
   with ``/`` matches the whole workspace-relative path from the root (a leading ``/`` or ``./``
   is dropped), one without matches the basename at any depth; ``*`` and ``?`` never cross ``/``
   but do match a leading dot (hidden files are searched, docs/faces.md#which-files-are-searched);
@@ -12,7 +12,7 @@ A path query is either a *glob* or a *fuzzy* query:
   everything below that folder. What this module adds is the query around it: case-insensitivity
   (``-i``), and errors that give their position in the query. The glob is one regular expression,
   matched once per path (on RE2 when it has enough stars for ``re`` to backtrack badly,
-  ``paths.LINEAR_FROM``).
+  ``user_globs.LINEAR_FROM``).
 - Anything else is fuzzy: whitespace-separated tokens, where ``*.rs`` (a glob) and, next to other
   tokens, ``.py`` filter by name, ``src/`` requires a folder segment (or prefix), and every other
   token is a fuzzy term that must occur as a subsequence of the path. Scoring follows fzf and VS
@@ -31,7 +31,7 @@ from functools import lru_cache
 from typing import Literal
 
 from sleuth.errors import InvalidQuery
-from sleuth.workspace.paths import GlobSyntaxError, glob_matcher
+from sleuth.workspace.user_globs import GlobSyntaxError, glob_matcher
 
 __all__ = ["PathQuery", "compile_path_query", "match_paths", "FRECENCY_BONUS"]
 

@@ -31,7 +31,7 @@ import os
 import stat
 
 from sleuth.workspace.ignore_match import IgnoreLine, LineMatcher, View, is_empty, last_line
-from sleuth.workspace.paths import wildmatch_to_regex
+from sleuth.workspace.wildmatch import wildmatch_to_regex
 
 __all__ = [
     "IgnoreRules",

@@ -37,7 +37,7 @@ class IgnoreLine(NamedTuple):
     glob: str
     """The pattern without ``!``, the leading ``/`` and the trailing ``/``."""
     body: str
-    """Its regex (``paths.wildmatch_to_regex``), without the any-depth prefix."""
+    """Its regex (``wildmatch.wildmatch_to_regex``), without the any-depth prefix."""
     negated: bool
     dir_only: bool
     anchored: bool

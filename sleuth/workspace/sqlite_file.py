@@ -20,7 +20,7 @@ import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
-from sleuth.workspace.workspace import state_file_id
+from sleuth.workspace.state_folder import state_file_id
 
 __all__ = ["SqliteFile"]
 

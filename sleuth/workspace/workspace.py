@@ -4,8 +4,9 @@ The workspace is the only layer that touches the disk for searches
 (docs/architecture.md#engines-never-touch-the-disk: "Engines never touch the disk directly"): it
 validates user paths (docs/faces.md#paths: ``invalid_path`` for anything that leaves the root
 lexically or through a symlink), cloaks denied paths (``not_found``, worded exactly like a
-missing path), lists files with git's ignore semantics (``walker.py``, ``ignore.py``), reads and
-stamps contents through a warm cache (``reader.py``) and owns the state folder ``.sleuth/``.
+missing path; both in ``path_checks.py``), lists files with git's ignore semantics (``walker.py``,
+``ignore.py``), reads and stamps contents through a warm cache (``reader.py``) and owns the state
+folder ``.sleuth/`` (``state_folder.py``).
 
 Paths going in may be any spelling ``validate_path`` accepts; paths coming out are always the
 canonical relative POSIX form.
@@ -22,136 +23,29 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from sleuth.errors import InvalidPath, NotFound
+from sleuth.errors import InvalidPath
 from sleuth.model import OnProgress, SkipCounts
 from sleuth.tuning import Tuning
 from sleuth.workspace.ignore import IgnoreStack, RulesCache, base_stack
 from sleuth.workspace.listing_filter import derive_listing, excludes_nothing, names_of
 from sleuth.workspace.listing_patch import patch_listings
-from sleuth.workspace.paths import PathGlobs, normalize_rel
-from sleuth.workspace.policy import AccessPolicy, load_config, resolve_max_filesize
-from sleuth.workspace.reader import (
-    BINARY_PROBE,
-    ContentCache,
-    Reader,
-    Wanted,
-    encoding_of,
-    stamp_bytes,
+from sleuth.workspace.path_checks import (
+    folders_real,
+    followed_stat,
+    fresh_text,
+    path_not_found,
+    real_root,
+    validated_path,
 )
-from sleuth.workspace.rooted import locate, outside_root, read_in, symlinked_component
+from sleuth.workspace.paths import normalize_rel, split_globs
+from sleuth.workspace.policy import AccessPolicy, load_config, resolve_max_filesize
+from sleuth.workspace.reader import ContentCache, Reader, Wanted
+from sleuth.workspace.state_folder import STATE_DIR, make_state_dir
 from sleuth.workspace.text import FileText
 from sleuth.workspace.walker import FileEntry, FileList, PrefetchedListings, Walker
 from sleuth.workspace.watch import ChangeWatcher
 
-__all__ = [
-    "Workspace",
-    "STATE_DIR",
-    "state_file_id",
-    "make_state_dir",
-    "state_subdir",
-    "path_not_found",
-]
-
-STATE_DIR = ".sleuth"
-
-
-def _not_a_state_folder(path: Path, what: str) -> InvalidPath:
-    rel = STATE_DIR if path.name == STATE_DIR else f"{STATE_DIR}/{path.name}"
-    return InvalidPath(
-        f"{rel} is {what}: sleuth keeps its state only in a real folder of yours inside the "
-        f"root and never writes through anything else (docs/faces.md#state-sleuth); remove it "
-        f"(rm {rel}) and run again",
-        details={"path": rel},
-    )
-
-
-def _check_folder(path: Path) -> bool:
-    """True when ``path`` is a real folder owned by this user; False when it is missing."""
-    try:
-        st = os.lstat(path)
-    except FileNotFoundError:
-        return False
-    if stat.S_ISLNK(st.st_mode):
-        raise _not_a_state_folder(path, "a symlink")
-    if not stat.S_ISDIR(st.st_mode):
-        raise _not_a_state_folder(path, "not a folder")
-    if hasattr(os, "getuid") and st.st_uid != os.getuid():
-        raise _not_a_state_folder(path, "owned by another user")
-    return True
-
-
-def make_state_dir(path: Path) -> Path:
-    """``path`` (a workspace's ``.sleuth``) as a folder with a ``.gitignore`` of ``*``
-    (docs/faces.md#state-sleuth), made if missing — also by a store that finds it deleted since it
-    was opened.
-
-    ``invalid_path`` when ``.sleuth`` (or an entry directly inside it) is a symlink, or
-    ``.sleuth`` is not a folder of this user's: state is never written through either.
-    """
-    if _check_folder(path):
-        try:
-            entries = list(os.scandir(path))
-        except OSError:
-            entries = []
-        for entry in entries:
-            if entry.is_symlink():
-                raise _not_a_state_folder(Path(entry.path), "a symlink")
-        if any(e.name == ".gitignore" for e in entries):
-            return path
-    else:
-        with contextlib.suppress(FileExistsError):
-            os.makedirs(path)
-        _check_folder(path)
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-    with contextlib.suppress(FileExistsError):
-        fd = os.open(path / ".gitignore", flags, 0o644)
-        try:
-            os.write(fd, b"*\n")
-        finally:
-            os.close(fd)
-    return path
-
-
-def state_subdir(state: Path, name: str) -> Path:
-    """``state/name`` as a real folder (made if missing); ``invalid_path`` if it is not one."""
-    sub = state / name
-    if not _check_folder(sub):
-        with contextlib.suppress(FileExistsError):
-            os.mkdir(sub)
-        _check_folder(sub)
-    return sub
-
-
-def state_file_id(path: str | os.PathLike[str]) -> tuple[int, int] | None:
-    """(device, inode) of the file at ``path``, None when there is none.
-
-    ``.sleuth/`` may be deleted at any time and made again by the next query
-    (docs/faces.md#state-sleuth): a store holding one of its SQLite files open compares this with
-    the file it opened (an open file keeps its inode taken, so an equal pair is the same file) and
-    reopens on a change.
-    """
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return (st.st_dev, st.st_ino)
-
-
-def path_not_found(rel: str) -> NotFound:
-    """The one wording of a missing *and* a denied path, so nothing reveals cloaking."""
-    # One wording for missing and denied paths: the message must not reveal cloaking
-    # (docs/faces.md#access-policy-denied-files-are-cloaked).
-    return NotFound(
-        f"path not found: {rel}; check the spelling, or list files with a 'files:' search",
-        details={"path": rel},
-    )
-
-
-def _split_globs(include: Sequence[str], exclude: Sequence[str]) -> tuple[PathGlobs, PathGlobs]:
-    """``include`` entries written ``!glob`` are exclusions (as in rg's ``-g '!glob'``)."""
-    inc = [g for g in include if not g.startswith("!")]
-    exc = list(exclude) + [g[1:] for g in include if g.startswith("!")]
-    return PathGlobs(inc), PathGlobs(exc)
+__all__ = ["Workspace"]
 
 
 def _listing_key(
@@ -181,18 +75,7 @@ class Workspace:
         """``tuning``: the knobs of the session this workspace serves (``ws.tuning``, read by
         every engine); ``prefetched``: listings made ahead of the first walk (the CLI's child
         process, ``sleuth.listing_prefetch``), adopted by ``list_files`` when they fit."""
-        raw = os.fspath(root)
-        real = os.path.realpath(os.path.abspath(raw))
-        if not os.path.exists(real):
-            raise NotFound(
-                f"workspace root not found: {raw}; pass an existing folder as the root",
-                details={"path": raw},
-            )
-        if not os.path.isdir(real):
-            raise InvalidPath(
-                f"workspace root is not a folder: {raw}; pass the folder that holds the files",
-                details={"path": raw},
-            )
+        real = real_root(root)
         self.root = Path(real)
         self._root = real
         self._prefix = real.rstrip("/") + "/"
@@ -321,63 +204,15 @@ class Workspace:
         resolve outside the root, paths through a symlinked folder and a symlinked folder itself
         (never descended, docs/faces.md#which-files-are-searched — so an alias cannot uncloak a
         denied file); ``NotFound`` for missing *and* denied paths (same wording). A symlinked file
-        whose target is denied is denied.
+        whose target is denied is denied (``path_checks.validated_path``).
         """
-        rel = normalize_rel(p)
-        if not rel:
-            return ""
-        if self.policy.is_denied(rel):
-            raise path_not_found(rel)
-        if symlinked_component(self._root, rel):
-            raise InvalidPath(
-                f"{rel} is reached through a symlinked folder; sleuth never searches, reads or "
-                "edits through one (docs/faces.md#paths): use the folder's own path inside the "
-                "root",
-                details={"path": rel},
-            )
-        full = self._prefix + rel
-        try:
-            st = os.lstat(full)
-        except OSError:
-            raise path_not_found(rel) from None
-        if stat.S_ISLNK(st.st_mode):
-            real = os.path.realpath(full)
-            if real != self._root and not real.startswith(self._prefix):
-                raise outside_root(rel)
-            if real == self._root or os.path.isdir(real):
-                raise InvalidPath(
-                    f"{rel} is a symlinked folder; sleuth never descends one "
-                    "(docs/faces.md#paths): use the folder's own path inside the root",
-                    details={"path": rel},
-                )
-            if self.policy.is_denied(real[len(self._prefix) :]):
-                raise path_not_found(rel)
-            if not os.path.exists(real):
-                raise path_not_found(rel)
-        return rel
+        return validated_path(self._root, self._prefix, self.policy, p)
 
     def read_fresh(self, rel: str) -> FileText | None:
         """``rel``'s bytes read from disk now, reached with no symlinked folder followed
         (``rooted``), bypassing every cache: what a reference is checked against before it is
         read or edited. None when missing, not a regular file, binary or too large."""
-        rel = normalize_rel(rel)
-        if not rel or self.policy.is_denied(rel):
-            raise path_not_found(rel)
-        try:
-            loc = locate(self._root, rel)
-        except (InvalidPath, OSError):
-            return None  # through a symlinked folder now, or a folder gone
-        try:
-            if loc.real != rel and self.policy.is_denied(loc.real):
-                raise path_not_found(rel)
-            data, st = read_in(loc.dir_fd, loc.name)
-        except OSError:
-            return None
-        finally:
-            loc.close()
-        if st.st_size > self.max_filesize or b"\x00" in data[:BINARY_PROBE]:
-            return None
-        return FileText(rel, data, stamp_bytes(data), encoding_of(data))
+        return fresh_text(self._root, self.policy, self.max_filesize, rel)
 
     # -- listing -----------------------------------------------------------------------------
 
@@ -449,7 +284,7 @@ class Workspace:
             self._listings[base_key] = (generation, _copy_listing(base))
         else:
             base = kept[1]
-        inc, exc = _split_globs(include, exclude)
+        inc, exc = split_globs(include, exclude)
         if exc and not inc:
             if self._names is None or self._names[0] is not base.files:
                 self._names = (base.files, names_of(base))
@@ -467,7 +302,7 @@ class Workspace:
     def walker(self, include: Sequence[str], exclude: Sequence[str], any_size: bool) -> Walker:
         """The walker behind ``list_files`` for these options (a cold listing of a validated
         scope is ``walker(...).walk(scope)``; the CLI's listing child takes its rows)."""
-        inc, exc = _split_globs(include, exclude)
+        inc, exc = split_globs(include, exclude)
         return Walker(
             self._root,
             policy=self.policy,
@@ -480,19 +315,6 @@ class Workspace:
         )
 
     # -- contents ----------------------------------------------------------------------------
-
-    def _stat(self, rel: str) -> os.stat_result:
-        """The followed stat of ``rel`` after the symlink check; ``OSError`` when unreadable."""
-        full = self._prefix + rel
-        st = os.lstat(full)
-        if stat.S_ISLNK(st.st_mode):
-            real = os.path.realpath(full)
-            if not real.startswith(self._prefix):
-                raise outside_root(rel)
-            if self.policy.is_denied(real[len(self._prefix) :]):
-                raise path_not_found(rel)
-            st = os.stat(full)
-        return st
 
     def read(self, rel: str, skipped: SkipCounts | None = None) -> FileText | None:
         """The content of file ``rel``, or None when it is binary, too large or unreadable.
@@ -520,9 +342,12 @@ class Workspace:
                 skipped.binary += 1
             return None
         try:
-            if self._watcher is not None and not self._folders_real(rel):
+            # a watching face's listing can lag behind a folder swapped for a symlink
+            if self._watcher is not None and not folders_real(
+                self._root, self._prefix, self._safe_folders, rel
+            ):
                 raise OSError("reached through a symlinked folder")
-            st = self._stat(rel)
+            st = followed_stat(self._prefix, self.policy, rel)
         except OSError:
             if skipped is not None:
                 skipped.unreadable += 1
@@ -536,30 +361,11 @@ class Workspace:
             self._binary[rel] = generation
         return text
 
-    def _folders_real(self, rel: str) -> bool:
-        """True when no folder on the way to ``rel`` is a symlink now. A watching face lists
-        from a cached listing that can lag behind a folder swapped for a symlink, and the read
-        must not follow it out of the root: one ``lstat`` of the parent per read, compared with
-        the parent last checked component by component (docs/SAFETY.md)."""
-        head = rel.rpartition("/")[0]
-        if not head:
-            return True
-        st = os.lstat(self._prefix + head)
-        if not stat.S_ISDIR(st.st_mode):
-            return False
-        key = (st.st_dev, st.st_ino)
-        if self._safe_folders.get(head) == key:
-            return True
-        if symlinked_component(self._root, rel):
-            return False
-        self._safe_folders[head] = key
-        return True
-
     def stamp(self, rel: str) -> str:
         """The stamp (xxh3-64 hex) of file ``rel``'s current bytes; ``NotFound`` if absent."""
         rel = self.validate_path(rel)
         try:
-            st = self._stat(rel)
+            st = followed_stat(self._prefix, self.policy, rel)
             if not stat.S_ISREG(st.st_mode):
                 raise InvalidPath(
                     f"not a regular file: {rel or '/'}; stamps exist for files only",

@@ -308,7 +308,7 @@ def apply_splices(data: bytes, splices: list[Sp]) -> bytes | None:
     """``data`` with ``splices`` applied; None when two overlap (the edit is a conflict).
 
     Whole-line deletions take their line break with them, or the one before a last line that
-    has no line break (docs/edits.md#delete, ``sleuth/edit/operations.py``)."""
+    has no line break (docs/edits.md#delete, ``sleuth/edit/splices.py``)."""
     ordered = sorted(
         (Sp(s.start, s.end, s.text, s.lines) for s in splices), key=lambda s: (s.start, s.end)
     )

@@ -22,7 +22,7 @@ from typing import Any
 import anyio
 
 from sleuth import Workbench
-from sleuth.edit.operations import MAX_DIFF_LINES
+from sleuth.edit.diff import MAX_DIFF_LINES
 from tests.conftest import MakeWorkspace
 from tests.e2e.conftest import ERROR_KEYS, mcp_session, run_cli, run_cli_on_tty
 

@@ -17,7 +17,7 @@ import pytest
 
 from sleuth import Workbench
 from sleuth.graph import DEFAULT_CACHE
-from sleuth.query import graph_mode
+from sleuth.query import graph_keeper
 
 FILES = {
     "pkg/__init__.py": "from .core import helper\n",
@@ -54,17 +54,17 @@ def rows(root: Path, wb: Workbench | None = None) -> dict[str, bytes]:
 
 
 class Tagged:
-    """Counts the files the keeper tags (wraps ``graph_mode._tags_of``)."""
+    """Counts the files the keeper tags (wraps ``graph_keeper._tags_of``)."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.paths: list[str] = []
-        real = graph_mode._tags_of
+        real = graph_keeper._tags_of
 
         def counting(ft: Any, *args: Any) -> Any:
             self.paths.append(ft.path)
             return real(ft, *args)
 
-        monkeypatch.setattr(graph_mode, "_tags_of", counting)
+        monkeypatch.setattr(graph_keeper, "_tags_of", counting)
 
 
 def test_a_new_process_answers_from_the_cache_without_reading_or_tagging(

@@ -32,7 +32,7 @@ from hypothesis.stateful import run_state_machine_as_test
 from sleuth.errors import StaleReference
 from sleuth.resources import selection
 from sleuth.resources.refs import Unit
-from sleuth.resources.registry import MatchRow
+from sleuth.resources.registry_rows import MatchRow
 from sleuth.workspace import FileText
 from tests.e2e.safety_model import Report, safety_machine
 

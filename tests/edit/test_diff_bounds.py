@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from sleuth import Workbench
-from sleuth.edit.operations import DIFF_CONTEXT, MAX_DIFF_BYTES, MAX_DIFF_LINES
+from sleuth.edit.diff import DIFF_CONTEXT, MAX_DIFF_BYTES, MAX_DIFF_LINES
 from sleuth.render.edits import edit_compact, edit_human
 from tests.conftest import MakeWorkspace
 

@@ -9,7 +9,7 @@ import pytest
 
 from sleuth.find.frecency import FILE_NAME, HALF_LIFE_S, MAX_PATHS_PER_USE, FrecencyStore
 from sleuth.find.ranking import FRECENCY_WEIGHT, combined_frecency, rank_paths
-from sleuth.workspace.workspace import make_state_dir
+from sleuth.workspace.state_folder import make_state_dir
 
 NOW = 1_700_000_000.0
 

@@ -5,13 +5,8 @@ from __future__ import annotations
 import pytest
 
 from sleuth.graph.modules import ModuleIndex, provided_keys, python_module_of
-from sleuth.graph.records import (
-    make_record,
-    receiver_of,
-    record_from_json,
-    record_to_json,
-    signature_of,
-)
+from sleuth.graph.records import make_record, record_from_json, record_to_json
+from sleuth.graph.source_facts import receiver_of, signature_of
 from sleuth.model import SymbolRef
 from tests.graph.fixtures import py_tags
 from tests.graph.project import PY

@@ -25,7 +25,7 @@ from sleuth import Workbench
 from sleuth.ast_search.tags import extract_tag_tuples, extract_tags
 from sleuth.graph import Graph, GraphStore, make_record, workers
 from sleuth.graph.records import FileRecord, record_row, record_to_row
-from sleuth.query import graph_mode
+from sleuth.query import graph_keeper
 from sleuth.tuning import Tuning
 from sleuth.workspace.reader import stamp_bytes
 from tests.graph.project import PY, TS
@@ -191,15 +191,15 @@ def test_a_keeper_whose_tagging_pool_breaks_tags_the_rest_itself(
 ) -> None:
     _old_trees(tmp_path, "broken", "here")
     here = _answers(tmp_path / "here", replace(Tuning(), graph_pool_min_files=10**9))
-    real = graph_mode._tag_in_pool
+    real = graph_keeper._tag_in_pool
 
     def breaking(jobs: Any, tuning: Tuning) -> Generator[tuple[str, bytes], None, None]:
         if workers.can_fork():
             yield from real(jobs[:3], tuning)  # a few files tagged there, then the pool breaks
         raise BrokenProcessPool("a worker died")
 
-    monkeypatch.setattr(graph_mode, "can_fork", lambda: True)
-    monkeypatch.setattr(graph_mode, "_tag_in_pool", breaking)
+    monkeypatch.setattr(graph_keeper, "can_fork", lambda: True)
+    monkeypatch.setattr(graph_keeper, "_tag_in_pool", breaking)
     assert _answers(tmp_path / "broken", replace(Tuning(), graph_pool_min_files=1)) == here
 
 
@@ -212,7 +212,7 @@ def test_a_sync_that_fails_midway_leaves_no_half_graph(
     _old_trees(tmp_path, "failed", "fresh")
     in_process = replace(Tuning(), graph_pool_min_files=10**9)
     fresh_answers, fresh_state = _answers(tmp_path / "fresh", in_process)
-    real = graph_mode._tags_of
+    real = graph_keeper._tags_of
     calls = []
 
     def failing(*args: Any) -> Any:
@@ -223,10 +223,10 @@ def test_a_sync_that_fails_midway_leaves_no_half_graph(
 
     root = tmp_path / "failed"
     with Workbench(root, servers=False, tuning=in_process) as wb:
-        monkeypatch.setattr(graph_mode, "_tags_of", failing)
+        monkeypatch.setattr(graph_keeper, "_tags_of", failing)
         with pytest.raises(MemoryError):
             wb.search("graph:")
-        monkeypatch.setattr(graph_mode, "_tags_of", real)
+        monkeypatch.setattr(graph_keeper, "_tags_of", real)
         again = _queries(wb)
     assert len(calls) == 5 and again == fresh_answers
     graph, _ = GraphStore(str(root / ".sleuth" / "graph.db")).load()
@@ -255,7 +255,7 @@ def test_a_pooled_build_loads_the_ranking_libraries_between_its_forks(
         seen_at_fork.append(loaded.is_set())
         return real_resolved(*args, **kwargs)
 
-    monkeypatch.setattr(graph_mode, "preload_rank", preload)
+    monkeypatch.setattr(graph_keeper, "preload_rank", preload)
     monkeypatch.setattr(workers, "iter_resolved", resolved)
     pooled = replace(Tuning(), graph_pool_min_files=1, resolve_pool_min=1)
     with Workbench(tmp_path / "pooled", servers=False, tuning=pooled) as wb:

@@ -20,7 +20,7 @@ import pytest
 
 from sleuth import Workbench
 from sleuth.ast_search import TreeCache
-from sleuth.query import graph_mode
+from sleuth.query import graph_keeper
 from sleuth.query.symbols_mode import TagsCache
 from sleuth.tuning import Collector, Tuning
 from sleuth.workspace import FileEntry
@@ -51,7 +51,7 @@ def answer(wb: Workbench, query: str) -> Any:
 def test_a_patched_listing_is_looked_at_only_where_it_changed(tmp_path: Path) -> None:
     root = make_tree(tmp_path)
     with Workbench(root, servers=False) as wb:
-        keeper = graph_mode.GraphKeeper(wb.workspace)
+        keeper = graph_keeper.GraphKeeper(wb.workspace)
         files = list(wb.workspace.list_files().files)
         keeper.graph(TagsCache(), TreeCache(), files)  # the first sync looks at everything
         assert keeper._to_check(files) == []  # the same listing: nothing to look at
@@ -134,13 +134,13 @@ def test_a_policy_that_never_freezes_freezes_no_graph(
     root = make_tree(tmp_path)
     gc.unfreeze()
     enabled: list[bool] = []
-    real = graph_mode.GraphKeeper._sync
+    real = graph_keeper.GraphKeeper._sync
 
     def sync(self: Any, *args: Any) -> Any:
         enabled.append(gc.isenabled())
         return real(self, *args)
 
-    monkeypatch.setattr(graph_mode.GraphKeeper, "_sync", sync)
+    monkeypatch.setattr(graph_keeper.GraphKeeper, "_sync", sync)
     never = replace(Tuning(), gc_freeze_min_files=None, gc_pause=False)
     with Workbench(root, servers=False, tuning=never) as wb:
         assert wb.session.collector == Collector(pause=False, freeze_min_files=None)

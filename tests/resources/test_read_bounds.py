@@ -10,7 +10,7 @@ import pytest
 
 from sleuth.api import Workbench
 from sleuth.errors import InvalidQuery
-from sleuth.resources.views import MAX_READ_BYTES, MAX_READ_RANGES
+from sleuth.resources.read_bounds import MAX_READ_BYTES, MAX_READ_RANGES
 from tests.conftest import MakeWorkspace
 
 

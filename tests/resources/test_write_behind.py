@@ -9,7 +9,8 @@ import pytest
 
 from sleuth import Workbench
 from sleuth.errors import Internal
-from sleuth.resources.registry import WRITE_BEHIND_ROWS, MatchRow, Registry, ResultRow
+from sleuth.resources.registry import WRITE_BEHIND_ROWS, Registry
+from sleuth.resources.registry_rows import MatchRow, ResultRow
 from sleuth.write_behind import WriteBehind
 from tests.conftest import MakeWorkspace
 
@@ -119,7 +120,7 @@ def test_courteous_yields_every_item_in_order_and_offers_the_lock_every_n(
 def test_only_writes_behind_the_answer_are_courteous(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import sleuth.resources.registry as regmod
+    import sleuth.resources.registry_rows as regmod
 
     seen: list[tuple[bool, int]] = []
     real = regmod.courteous

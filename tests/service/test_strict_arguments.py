@@ -11,7 +11,8 @@ from sleuth.api import Workbench
 from sleuth.errors import InvalidQuery
 from sleuth.fields import Request
 from sleuth.query.request import SearchRequest
-from sleuth.service.requests import InsertRequest, RenameRequest
+from sleuth.service.edit_requests import InsertRequest
+from sleuth.service.requests import RenameRequest
 
 
 @pytest.fixture

@@ -192,7 +192,7 @@ def test_a_glob_compiles_once_and_costs_one_match_per_path(
     import string
 
     from sleuth.text_search import path_query
-    from sleuth.workspace.paths import LINEAR_FROM, glob_matcher, glob_to_regex
+    from sleuth.workspace.user_globs import LINEAR_FROM, glob_matcher, glob_to_regex
 
     rnd = random.Random(7)
     paths = sorted(

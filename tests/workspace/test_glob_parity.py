@@ -23,7 +23,8 @@ from sleuth.api import Workbench
 from sleuth.errors import InvalidQuery
 from sleuth.text_search.path_query import GLOB_CHARS, compile_path_query, match_paths
 from sleuth.workspace import Workspace
-from sleuth.workspace.paths import GlobSyntaxError, PathGlobs, glob_matcher, parse_glob
+from sleuth.workspace.paths import PathGlobs
+from sleuth.workspace.user_globs import GlobSyntaxError, glob_matcher, parse_glob
 
 MakeWs = Callable[[dict[str, str | bytes]], Path]
 
@@ -165,7 +166,7 @@ GLOBS = [
     "sp ace",
     "a.py   ",
     "nothing*",
-    # enough stars to run on RE2 (paths.LINEAR_FROM)
+    # enough stars to run on RE2 (user_globs.LINEAR_FROM)
     "*a*b*.*",
     "**/x/**/*.*",
     "{src,lib}/**/*?*.*",

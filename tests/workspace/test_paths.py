@@ -12,7 +12,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sleuth.errors import InvalidPath, InvalidQuery
-from sleuth.workspace.paths import PathGlobs, ancestors, normalize_rel, wildmatch_to_regex
+from sleuth.workspace.paths import PathGlobs, ancestors, normalize_rel
+from sleuth.workspace.wildmatch import wildmatch_to_regex
 
 
 @pytest.mark.parametrize(

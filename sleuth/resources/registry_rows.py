@@ -1,0 +1,163 @@
+"""The rows of the result registry and their SQL: ``ResultRow`` and ``MatchRow``, the schema
+of the tables that hold them, and how a result and its matches are inserted.
+
+Every write runs in one ``BEGIN IMMEDIATE`` transaction (``immediate``); ``registry.Registry``
+opens the file, decides when and on which thread each write runs, and reads rows back.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from sleuth.write_behind import courteous
+
+__all__ = [
+    "ResultRow",
+    "MatchRow",
+    "SCHEMA",
+    "SCHEMA_VERSION",
+    "insert_result",
+    "insert_matches",
+    "immediate",
+]
+
+SCHEMA_VERSION = 1
+_encode = json.JSONEncoder(ensure_ascii=False).encode  # json.dumps(ensure_ascii=False), made once
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS results (
+    id TEXT PRIMARY KEY,
+    kind TEXT NOT NULL,
+    request TEXT NOT NULL,
+    fingerprint TEXT NOT NULL,
+    mode TEXT NOT NULL,
+    fallback TEXT,
+    broadened INTEGER NOT NULL DEFAULT 0,
+    complete INTEGER NOT NULL,
+    incomplete_reason TEXT,
+    total INTEGER,
+    stored INTEGER NOT NULL,
+    resume_after TEXT,
+    skipped TEXT NOT NULL,
+    extra TEXT NOT NULL,
+    created REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS matches (
+    result_id TEXT NOT NULL,
+    n INTEGER NOT NULL,
+    path TEXT NOT NULL,
+    start_byte INTEGER,
+    end_byte INTEGER,
+    line INTEGER,
+    end_line INTEGER,
+    stamp TEXT NOT NULL,
+    body TEXT NOT NULL,
+    PRIMARY KEY (result_id, n)
+) WITHOUT ROWID;
+"""
+
+
+@dataclass
+class ResultRow:
+    """One registered result (the paging state of a search, or a read/select result)."""
+
+    id: str
+    kind: str
+    request: str
+    fingerprint: str
+    mode: str
+    fallback: str | None
+    broadened: bool
+    complete: bool
+    incomplete_reason: str | None
+    total: int | None
+    stored: int
+    resume_after: str | None
+    skipped: dict[str, int]
+    extra: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class MatchRow:
+    """One stored match: its number, location, stamp and JSON body."""
+
+    n: int
+    path: str
+    start_byte: int | None
+    end_byte: int | None
+    line: int | None
+    end_line: int | None
+    stamp: str
+    body: dict[str, Any]
+
+
+def insert_result(conn: sqlite3.Connection, row: ResultRow) -> None:
+    conn.execute("DELETE FROM matches WHERE result_id = ?", (row.id,))
+    conn.execute(
+        "INSERT OR REPLACE INTO results VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        (
+            row.id,
+            row.kind,
+            row.request,
+            row.fingerprint,
+            row.mode,
+            row.fallback,
+            int(row.broadened),
+            int(row.complete),
+            row.incomplete_reason,
+            row.total,
+            row.stored,
+            row.resume_after,
+            json.dumps(row.skipped),
+            json.dumps(row.extra, ensure_ascii=False),
+            time.time(),
+        ),
+    )
+
+
+def insert_matches(
+    conn: sqlite3.Connection, result_id: str, matches: Iterable[MatchRow], behind: bool = False
+) -> None:
+    """Insert ``matches``; ``behind``: from a writer behind the answer, which lets the
+    foreground thread run between rows (``courteous``)."""
+    if behind:
+        matches = courteous(matches)
+    conn.executemany(
+        "INSERT OR REPLACE INTO matches VALUES (?,?,?,?,?,?,?,?,?)",
+        (
+            (
+                result_id,
+                m.n,
+                m.path,
+                m.start_byte,
+                m.end_byte,
+                m.line,
+                m.end_line,
+                m.stamp,
+                _encode(m.body),
+            )
+            for m in matches
+        ),
+    )
+
+
+class immediate:
+    """``BEGIN IMMEDIATE`` ... ``COMMIT`` (rollback on error): one writer at a time, no deadlock."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._conn = conn
+
+    def __enter__(self) -> None:
+        self._conn.execute("BEGIN IMMEDIATE")
+
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        if exc_type is None:
+            self._conn.execute("COMMIT")
+        else:
+            self._conn.execute("ROLLBACK")

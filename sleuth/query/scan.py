@@ -23,6 +23,8 @@ from sleuth.workspace.reader import Wanted
 __all__ = [
     "split_resume",
     "resume_key",
+    "after_inside",
+    "Inside",
     "SpanSource",
     "StructuredSource",
     "BatchedSource",
@@ -103,6 +105,7 @@ class FileHits:
     ft: FileText
     found: list[Found]
     context: int
+    first: int = 0  # the index of found[0] among all of the file's matches (for resume_key)
 
     def build(self, count: int | None = None) -> list[Match]:
         return [
@@ -111,16 +114,39 @@ class FileHits:
         ]
 
 
-def split_resume(after: str | None) -> tuple[str | None, tuple[int, int] | None]:
-    """``"path"`` (resume after the whole file) or ``"path\0start\0end"`` (inside it)."""
+Inside = tuple[int, int, int | None]
+"""Where in a file a page ended: (start, end, index among the file's matches) of its last match
+(the index None in a key written before it was kept)."""
+
+
+def split_resume(after: str | None) -> tuple[str | None, Inside | None]:
+    """``"path"`` (resume after the whole file) or ``"path\0start\0end\0index"`` (inside it)."""
     if after is None or "\0" not in after:
         return after, None
-    path, start, end = after.split("\0")
-    return path, (int(start), int(end))
+    path, start, end, *index = after.split("\0")
+    return path, (int(start), int(end), int(index[0]) if index else None)
 
 
-def resume_key(path: str, last: Found | None = None) -> str:
-    return path if last is None else f"{path}\0{last[0]}\0{last[1]}"
+def resume_key(path: str, last: Found | None = None, index: int = 0) -> str:
+    """The key of a page that ends after the whole file ``path``, or (``last``) after its match
+    ``last``, the ``index``-th of the file's matches."""
+    return path if last is None else f"{path}\0{last[0]}\0{last[1]}\0{index}"
+
+
+def after_inside(found: list[Found], inside: Inside) -> tuple[list[Found], int]:
+    """(the matches of a file after the key's match, the index of the first of them).
+
+    By index, not by position: structural matches come in document order, so an enclosing
+    match precedes the nested ones that start where it starts (``a.b().c()`` holds two calls
+    at one offset), and two matches can have one span; a comparison of positions would drop
+    or repeat them. When the key's match is not at its index (the file changed since, or an
+    older key without one), what starts after it or ends earlier at its start follows.
+    """
+    start, end, index = inside
+    if index is not None and index < len(found) and found[index][:2] == (start, end):
+        return found[index + 1 :], index + 1
+    rest = [f for f in found if f[0] > start or (f[0] == start and f[1] < end)]
+    return rest, len(found) - len(rest)
 
 
 def _captures(ft: FileText, caps: dict[str, CaptureSpan]) -> dict[str, Any]:
@@ -209,7 +235,7 @@ class Scanner:
 
     def _files_from(
         self, after: str | None, wanted: Wanted | None = None
-    ) -> Iterator[tuple[FileText, tuple[int, int] | None]]:
+    ) -> Iterator[tuple[FileText, Inside | None]]:
         """Readable candidate files from the resume point on (with the in-file position);
         with ``wanted``, only those whose bytes it wants (the rest counted as scanned)."""
         literals = self._source.literals if self._source.prefilter else None
@@ -265,39 +291,36 @@ class Scanner:
 
         return wanted
 
-    def _found_after(self, ft: FileText, inside: tuple[int, int] | None) -> list[Found]:
+    def _found_after(self, ft: FileText) -> list[Found]:
         memo = self._memo
         if memo is not None and memo[0] == ft.path and memo[1] == ft.stamp:
-            found = memo[2]
-        else:
-            found = self._found(ft)
-            self._memo = (ft.path, ft.stamp, found)
-        if inside is not None:
-            found = [f for f in found if (f[0], f[1]) > inside]
+            return memo[2]
+        found = self._found(ft)
+        self._memo = (ft.path, ft.stamp, found)
         return found
 
-    def _found_stream(self, after: str | None) -> Iterator[tuple[FileText, list[Found]]]:
-        """(file, its matches after ``after``) of every candidate file, in path order."""
+    def _found_stream(self, after: str | None) -> Iterator[tuple[FileText, list[Found], int]]:
+        """(file, its matches after ``after``, the index of the first of them among the
+        file's) of every candidate file, in path order."""
         if self._batched is None:
             for ft, inside in self._files_from(after, self._wanted()):
-                yield ft, self._found_after(ft, inside)
+                found = self._found_after(ft)
+                yield (ft, found, 0) if inside is None else (ft, *after_inside(found, inside))
             return
         # the source memoises per file itself (and may work ahead of this loop)
         for ft, inside, found in self._batched.find_in_files(self._files_from(after)):
             found = self._in_ranges(ft, found)
-            if inside is not None:
-                found = [f for f in found if (f[0], f[1]) > inside]
-            yield ft, found
+            yield (ft, found, 0) if inside is None else (ft, *after_inside(found, inside))
 
     def iter_hits(self, after: str | None = None) -> Iterator[FileHits]:
         """Files with at least one match, in path order, after the resume key ``after``."""
-        for ft, found in self._found_stream(after):
+        for ft, found, first in self._found_stream(after):
             if found:
-                yield FileHits(ft.path, ft.stamp, ft, found, self._context)
+                yield FileHits(ft.path, ft.stamp, ft, found, self._context, first)
 
     def count_rest(self, after: str | None) -> Iterator[int]:
         """Match counts of the files after ``after`` (cheap: no match records built)."""
-        for _, found in self._found_stream(after):
+        for _, found, _first in self._found_stream(after):
             yield len(found)
 
     def _in_ranges(self, ft: FileText, found: list[Found]) -> list[Found]:

@@ -269,7 +269,7 @@ def _collect(scanner: Scanner, want: int, after: str | None) -> tuple[list[Match
         need = want - len(out)
         if len(hits.found) > need + FILE_SLACK:
             out.extend(hits.build(need))
-            return out, resume_key(hits.path, hits.found[need - 1])
+            return out, resume_key(hits.path, hits.found[need - 1], hits.first + need - 1)
         out.extend(hits.build())
         if len(out) >= want:
             return out, resume_key(hits.path)

@@ -51,6 +51,8 @@ class Scan:
     names: list[str] = field(default_factory=list)
     multiline: bool = False
     icase: bool = False
+    text_anchors: list[int] = field(default_factory=list)
+    """Indexes in ``out`` of ``\\A`` and ``\\z``: line anchors unless the pattern is multi-line."""
 
 
 class _Scanner:
@@ -82,6 +84,8 @@ class _Scanner:
                 if value == "\x00":
                     raise nul_error(p, start)
                 self.emit(text, start)
+                if text in ("\\A", "\\z"):
+                    self.r.text_anchors.append(len(self.r.out) - 1)
                 self.r.multiline |= value == "\n" or self.property_newline
                 if value in ("zero", "other"):
                     self.atom(value)

@@ -22,8 +22,9 @@ error and a caret line. Nothing falls back silently.
 
 Semantics chosen (and why): ``\\w \\d \\b \\s`` are ASCII, as in ECMAScript and RE2 (ripgrep's
 are Unicode); ``^``/``$`` are always line anchors, as in ripgrep (the pattern is compiled in
-multi-line mode). ``Translated.multiline`` says whether the pattern can match a newline: only an
-explicit ``\\n`` (or an escape spelling U+000A), a class holding one (listed, in a range such as
+multi-line mode), and so are ``\\A``/``\\z`` unless the pattern is multi-line (ripgrep matches
+each line on its own). ``Translated.multiline`` says whether the pattern can match a newline:
+only an explicit ``\\n`` (or an escape spelling U+000A), a class holding one (listed, in a range such as
 ``[\\x00-\\x7f]``, or in a Unicode class such as ``\\p{Any}`` or ``\\p{Cc}``), ``[\\s\\S]``-style
 classes, ``[^]``, or ``.`` under the ``s`` flag count — like ripgrep, ``\\s``, ``\\D``, ``\\P{L}`` or
 ``[^a]`` (shorthands and negations) never match a newline unless the pattern is multi-line.
@@ -80,6 +81,8 @@ def translate(pattern: str, *, case_sensitive: bool = True) -> Translated:
 def translate_scan(pattern: str, *, case_sensitive: bool = True) -> tuple[Translated, Scan]:
     """``translate`` plus the scan it came from (atoms for ``required_literals``)."""
     result = scan(pattern)
+    if result.text_anchors and not result.multiline:
+        _line_anchors(result)
     prefix = "(?m)" if case_sensitive else "(?mi)"
     body = "".join(result.out)
     text = prefix + body
@@ -91,6 +94,24 @@ def translate_scan(pattern: str, *, case_sensitive: bool = True) -> tuple[Transl
         position = result.origin[found] if 0 <= found < len(result.origin) else 0
         raise invalid(pattern, position, error if what == error else f"{what} `{arg}`")
     return Translated(text, result.multiline, tuple(result.names)), result
+
+
+def _line_anchors(result: Scan) -> None:
+    """``\\A`` and ``\\z`` of a line-oriented pattern as the start and end of a line: ripgrep
+    matches such a pattern against each line on its own, so they anchor at its ends there
+    (``rg '\\Anext'`` finds line 2 ``next line``); a multi-line pattern keeps them as the ends
+    of the file, as ``rg -U`` does. ``origin`` is rebuilt to stay aligned with ``out``."""
+    origin: list[int] = []
+    at = 0
+    anchors = set(result.text_anchors)
+    for index, text in enumerate(result.out):
+        piece = result.origin[at : at + len(text)]
+        at += len(text)
+        if index in anchors:
+            result.out[index] = "(?m:^)" if text == "\\A" else "(?m:$)"
+            piece = piece[:1] * len(result.out[index])
+        origin.extend(piece)
+    result.origin = origin
 
 
 def _breaks_run(ch: str, icase: bool) -> bool:

@@ -11,6 +11,8 @@ asked too. The rules (docs/faces.md#which-files-are-searched, docs/query.md):
 * ``foo\\/`` in an ignore file is the folder pattern ``foo/``;
 * a UTF-8 BOM does not stop ``^`` from matching at the start of line 1;
 * a class holding U+000A (``\\p{Any}``, ``[\\x00-\\x7f]``) makes a pattern multi-line (``rg -U``);
+* ``\\A`` and ``\\z`` of a line-oriented pattern anchor at each line's ends (rg matches lines one
+  by one), of a multi-line one at the file's;
 * an include/exclude glob rg refuses (an unclosed ``[``) is ``invalid_query``;
 * a pattern that must match a NUL (``foo\\x00?``) is ``invalid_query``, as rg refuses it.
 """
@@ -188,6 +190,28 @@ def test_a_class_holding_a_newline_is_multiline(pattern: str, tmp_path: Path) ->
     expected = rg_hits(root, [*(["-U"] if multiline else []), "-e", pattern])
     assert sleuth_hits(root, f"regex:{pattern}") == expected
     assert (("t.txt", 2) in expected) == multiline  # only a multi-line match reaches line 2
+
+
+# --- `\A` and `\z`: the ends of each line, unless the pattern is multi-line ---------------
+
+TEXT_ANCHORS = [r"\Anext", r"line\z", r"\A\z", r"\Astart", r"(\Anext|end\z)", r"\A\s+\z"]
+TEXT_ANCHORS += [r"\Aa\nb", r"b\nend\z", r"\Astart\nnext"]
+ANCHOR_TREE: Tree = {
+    "lines.txt": "start here\nnext line\n\n  \nend",
+    "crlf.txt": b"start\r\nnext line\r\n",
+    "bom.txt": b"\xef\xbb\xbfnext line\nx\n",
+    "ab.txt": "a\nb\nend",
+}
+
+
+@pytest.mark.parametrize("pattern", TEXT_ANCHORS)
+def test_text_anchors_are_line_anchors_in_a_line_pattern(pattern: str, tmp_path: Path) -> None:
+    root = write(tmp_path / "ws", ANCHOR_TREE)
+    multiline = regex_matcher(pattern).multiline
+    expected = rg_hits(root, [*(["-U"] if multiline else []), "-e", pattern])
+    assert sleuth_hits(root, f"regex:{pattern}") == expected
+    if pattern == r"\Anext":
+        assert ("lines.txt", 2) in expected  # the premise: a line's start, not the file's
 
 
 # --- include/exclude globs rg refuses -------------------------------------------------------

@@ -38,6 +38,7 @@ from sleuth.ast_search.recovery import (
     find_problem,
     fragment_hint,
     node_with_span,
+    reading_warning,
     recovered_parts,
     recovery_warning,
     relexed,
@@ -143,10 +144,28 @@ def compile_tree(pattern: str, spec: LangSpec, selector: str | None) -> Compiled
     for context in spec.contexts:
         retry = _attempt(parser, src, context, selector, spec)
         if retry.node is not None and not retry.suspect and not relexed(top.root, retry.node):
-            return _finish(retry, spec, selector, lead)
+            compiled = _finish(retry, spec, selector, lead)
+            other = None if selector is not None else _top_level_reading(top, spec)
+            if other is not None and other.type != retry.node.type:
+                warning = reading_warning(spec.name, retry.node.type, other.type)
+                compiled = replace(compiled, warning=warning)
+            return compiled
     if top.node is not None:
         return _finish(top, spec, selector, lead)
     return _recover(parser, top, spec, selector, pattern, src)
+
+
+def _top_level_reading(top: _Attempt, spec: LangSpec) -> Node | None:
+    """The node ast-grep reads a pattern as, when that is a construct of its own: the node
+    its recovered top-level parse picks, unless it holds a kind known to be a misreading
+    (``retry_kinds``: Go's call read as a type conversion, C's as a macro type), whose
+    function-body reading is the point (docs/query.md#strictness-and-selector)."""
+    if top.node is not None or top.root is None:
+        return None  # clean at the top level (a suspect reading), or nothing to pick
+    node = _pick(top.root, top.data, None, spec).node
+    if node is None or node.is_error or _has_kind(node, spec.retry_kinds):
+        return None
+    return node
 
 
 def _recover(

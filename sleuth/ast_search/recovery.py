@@ -35,7 +35,7 @@ from sleuth.ast_search.meta_var import node_meta_var, substitute
 __all__ = ["ERROR_KIND_ID", "Part", "find_problem", "recovered_parts", "recovery_warning"]
 __all__ += ["container_kind", "relexed", "ends_with_token"]
 __all__ += ["HINT_PROBE_CHARS", "MAX_HINT_PARSES", "fragment_hint", "error_position"]
-__all__ += ["node_with_span"]
+__all__ += ["node_with_span", "reading_warning"]
 
 ERROR_KIND_ID = 65535
 """tree-sitter's built-in ERROR symbol (``(TSSymbol)-1``): the same id in every grammar."""
@@ -102,6 +102,18 @@ def recovery_warning(lang: str, pattern: str, parts: list[Part], hint: str) -> s
     return (
         f"the ast: pattern does not parse cleanly as {lang}; it is matched as ast-grep reads "
         f"it: {'; '.join(said)}. If that is not what you mean: {hint}"
+    )
+
+
+def reading_warning(lang: str, read_as: str, top_level: str) -> str:
+    """The ``pattern_warning`` of a pattern read in a code context (a function body) as a
+    ``read_as`` node where ast-grep, which parses it at the top level only, reads it as a
+    ``top_level`` node: the two find different nodes (Go's ``$A.Body`` as an expression, not
+    as the type ast-grep finds), so the answer says how to ask for ast-grep's reading."""
+    return (
+        f"the ast: pattern is read inside a function body, as a {read_as}; ast-grep reads it "
+        f"at the top level of a {lang} file, as a {top_level}, and finds only those: pass the "
+        f"selector {top_level!r} for that reading"
     )
 
 

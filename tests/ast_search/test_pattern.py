@@ -3,6 +3,7 @@ hints, options, and the literal prefilter hint (docs/query.md#ast-structural-pat
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -70,6 +71,44 @@ def test_go_call_pattern_is_retried_in_a_function_body(tmp_path: Path) -> None:
     ]
     args = found[0].captures["A"]
     assert GO_SRC[args.start_byte : args.end_byte] == b'"x %d", 1' and args.nodes == 2
+
+
+GO_TYPES = b"""package m
+func f(b *hcl.BodyContent) {
+\tvar c hcl.BodyContent
+\tx := cfg.BodyContent
+\t_ = x
+}
+"""
+
+
+def _ast_grep_spans(tmp_path: Path, data: bytes, pattern: str, *args: str) -> list[list[int]]:
+    path = tmp_path / "t.go"
+    path.write_bytes(data)
+    proc = subprocess.run(
+        [str(AST_GREP), "run", "-p", pattern, "-l", "go", *args, "--json=compact", str(path)],
+        capture_output=True, text=True, timeout=60, check=True,
+    )  # fmt: skip
+    spans = [m["range"]["byteOffset"] for m in json.loads(proc.stdout)]
+    return [[s["start"], s["end"]] for s in spans]
+
+
+@needs_ast_grep
+def test_a_body_reading_says_how_to_ask_for_ast_greps_top_level_one(tmp_path: Path) -> None:
+    # Go's top level reads `$A.BodyContent` as a type (ast-grep's reading); inside a function
+    # body it is a selector expression, which is what sleuth searches, saying so
+    pattern = compile_pattern("$A.BodyContent", "go")
+    spans = [[m.start_byte, m.end_byte] for m in pattern.find(GO_TYPES)]
+    assert [GO_TYPES[s:e] for s, e in spans] == [b"cfg.BodyContent"]
+    assert pattern.warning is not None
+    assert "selector_expression" in pattern.warning and "'qualified_type'" in pattern.warning
+    ast_grep = _ast_grep_spans(tmp_path, GO_TYPES, "$A.BodyContent")
+    assert [GO_TYPES[s:e] for s, e in ast_grep] == [b"hcl.BodyContent"] * 2
+    # the selector the warning names gives exactly ast-grep's answer
+    typed = compile_pattern("$A.BodyContent", "go", selector="qualified_type")
+    assert [[m.start_byte, m.end_byte] for m in typed.find(GO_TYPES)] == ast_grep
+    # a pattern that parses cleanly at the top level says nothing
+    assert compile_pattern("func $F() {}", "go").warning is None
 
 
 def test_statement_patterns_in_body_only_languages() -> None:

@@ -111,9 +111,9 @@ def reading_warning(lang: str, read_as: str, top_level: str) -> str:
     ``top_level`` node: the two find different nodes (Go's ``$A.Body`` as an expression, not
     as the type ast-grep finds), so the answer says how to ask for ast-grep's reading."""
     return (
-        f"the ast: pattern is read inside a function body, as a {read_as}; ast-grep reads it "
-        f"at the top level of a {lang} file, as a {top_level}, and finds only those: pass the "
-        f"selector {top_level!r} for that reading"
+        f"the ast: pattern is read inside a function body, as a node of kind {read_as!r}; "
+        f"ast-grep reads it at the top level of a {lang} file, as a node of kind {top_level!r}, "
+        f"and finds only those: pass the selector {top_level!r} for that reading"
     )
 
 

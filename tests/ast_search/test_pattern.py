@@ -101,7 +101,8 @@ def test_a_body_reading_says_how_to_ask_for_ast_greps_top_level_one(tmp_path: Pa
     spans = [[m.start_byte, m.end_byte] for m in pattern.find(GO_TYPES)]
     assert [GO_TYPES[s:e] for s, e in spans] == [b"cfg.BodyContent"]
     assert pattern.warning is not None
-    assert "selector_expression" in pattern.warning and "'qualified_type'" in pattern.warning
+    assert "kind 'selector_expression'" in pattern.warning
+    assert "the selector 'qualified_type'" in pattern.warning
     ast_grep = _ast_grep_spans(tmp_path, GO_TYPES, "$A.BodyContent")
     assert [GO_TYPES[s:e] for s, e in ast_grep] == [b"hcl.BodyContent"] * 2
     # the selector the warning names gives exactly ast-grep's answer

@@ -6,7 +6,8 @@ sleuth call is a fresh search (its own ``--context``/``context``, so no stored r
 
 * ``first`` -- the first CLI call on a tree with no ``.sleuth/``: the state folder is moved
   aside before each call, the call answers in its own process and starts a daemon as a real
-  first call does; that daemon is stopped and the new state removed before the next call.
+  first call does; that daemon is stopped and the new state removed before the next call,
+  outside the call's time (which is the CLI process's, from its start to its exit).
 * ``daemon`` -- the CLI with the workspace's daemon running (docs/faces.md#the-daemon): one
   ``sleuth search`` process per query, relayed.
 * ``cold`` -- one process per query with ``.sleuth/`` present and no daemon
@@ -131,9 +132,20 @@ class Series:
         return statistics.median(self.times) if self.times else float("nan")
 
 
-def _timed(fn: Callable[[], str]) -> tuple[float, str]:
+@dataclass(frozen=True)
+class Timed:
+    """An answer with the seconds of the part of a contender that is the call itself (the
+    ``first`` phase's set-up and clean-up around its CLI call are not the call's time)."""
+
+    answer: str
+    seconds: float
+
+
+def _timed(fn: Callable[[], str | Timed]) -> tuple[float, str]:
     t0 = time.perf_counter()
     answer = fn()
+    if isinstance(answer, Timed):
+        return answer.seconds, answer.answer
     return time.perf_counter() - t0, answer
 
 
@@ -210,13 +222,15 @@ class Runner:
         cmd = [self.sleuth, "daemon", action, "--root", str(self.tree)]
         subprocess.run(cmd, capture_output=True, check=True)
 
-    def sleuth_first(self, q: Query) -> str:
+    def sleuth_first(self, q: Query) -> Timed:
         state = self.tree / ".sleuth"
         aside = self.tree / ".sleuth.bench-first"
         if state.exists():
             os.replace(state, aside)
         try:
-            return self._cli(q)
+            t0 = time.perf_counter()
+            answer = self._cli(q)
+            return Timed(answer, time.perf_counter() - t0)  # the call alone, not what follows
         finally:
             # The call started a daemon for the next calls: stop it, drop what it made.
             deadline = time.monotonic() + 30
@@ -273,15 +287,18 @@ def run_phase(
     runner: Runner, queries: list[Query], rounds: int, phase: str, log: Callable[[str], None]
 ) -> list[Row]:
     rows = [Row(q, rg_head=Series() if q.head and phase != "warm" else None) for q in queries]
-    sleuth_fn = {
+    phases: dict[str, Callable[[Query], str | Timed]] = {
         "first": runner.sleuth_first,
         "daemon": runner.sleuth_daemon,
         "cold": runner.sleuth_cli,
         "warm": runner.sleuth_warm,
-    }[phase]
+    }
+    sleuth_fn = phases[phase]
     for rnd in range(rounds + 1):  # round 0 warms caches (and the Workbench) up
         for row in rows:
-            contenders: list[tuple[Series, Callable[[Query], str]]] = [(row.rg, runner.rg_all)]
+            contenders: list[tuple[Series, Callable[[Query], str | Timed]]] = [
+                (row.rg, runner.rg_all)
+            ]
             if row.rg_head is not None:
                 contenders.append((row.rg_head, runner.rg_head))
             contenders.append((row.sleuth, sleuth_fn))

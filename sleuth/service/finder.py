@@ -197,6 +197,9 @@ class Finder:
                     limit=min(req.max_results, MAX_LIMIT),
                     context=req.context_lines,
                     case_sensitive=cs,
+                    # the page is whole files within max_results: a text budget would cut it
+                    # with no way on (find pages by file offset, not by cursor)
+                    max_bytes=None,
                 )
             )
             matches, result = found.matches, found.result

@@ -229,6 +229,21 @@ def test_a_file_alone_over_max_results_is_cut_with_a_note(wb: Workbench) -> None
     assert page.next_offset is None
 
 
+def test_a_page_shows_every_match_of_its_files_whatever_their_text_size(
+    make_workspace: Callable[[dict[str, str | bytes]], Path],
+) -> None:
+    # 300 long matching lines in 3 files: far more text than a search page's default budget
+    # (16 KiB), yet within max_results, so the page holds them all and no note claims a cut
+    line = "token = '" + "x" * 150 + "'\n"
+    tree: dict[str, str | bytes] = {f"f{i}.py": line * 100 for i in range(3)}
+    with Workbench(make_workspace(tree), build_index=False) as wb:
+        page = wb.find("token", mode="grep", max_results=500)
+        assert page.total_matched == 300
+        assert len(page.matches) == 300
+        assert page.note is None and page.next_offset is None
+        assert {m["path"] for m in page.matches} == {"f0.py", "f1.py", "f2.py"}
+
+
 @pytest.mark.parametrize("regex", ["(?=get)user", "get(?!x)", "(?<=get_)user", "(?<!x)user"])
 def test_lookaround_is_an_error(wb: Workbench, regex: str) -> None:
     with pytest.raises(InvalidQuery) as info:

@@ -102,8 +102,7 @@ class Matcher:
 
     def _match_terminal(self, goal: PNode, cand: Node) -> int:
         kind_ok = goal.kind_id == cand.kind_id or goal.kind_id == ERROR_KIND_ID
-        # unnamed nodes compare by kind only (their spans are unreliable in some grammars)
-        if kind_ok and (not goal.named or goal.text == self._text(cand)):
+        if kind_ok and self._same_text(goal, cand):
             return _MATCHED
         if self._skip_comments and cand.is_extra:
             return _SKIP_CAND
@@ -121,6 +120,16 @@ class Matcher:
         if goal_unnamed:
             return _SKIP_BOTH if cand_unnamed else _SKIP_GOAL
         return _SKIP_CAND if cand_unnamed else _NO_MATCH
+
+    def _same_text(self, goal: PNode, cand: Node) -> bool:
+        """Whether a terminal's text equals the candidate's, as ast-grep compares leaves: an
+        unnamed token too (HTML's case-insensitive ``<!doctype`` is not ``<!DOCTYPE``), but
+        without the white space some grammars' scanners put into an unnamed token's span
+        (tree-sitter-bash's ``$(`` after a line continuation starts at the indentation)."""
+        text = self._text(cand)
+        if goal.text == text:
+            return True
+        return not goal.named and goal.text.strip() == text.strip()
 
     def _bind(self, goal: PNode, cand: Node, env: Env) -> bool:
         var = goal.var

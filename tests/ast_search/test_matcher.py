@@ -114,6 +114,21 @@ def test_strictness_differences() -> None:
     assert len(_find("$A = $B", "python", b"f(a=b)\n")) == 0
 
 
+def test_unnamed_tokens_compare_by_text_as_ast_grep_compares_them() -> None:
+    # tree-sitter-html reads the keyword case-insensitively, as one token kind; ast-grep
+    # compares its text, so the lower-case pattern finds only the lower-case doctype
+    html = b"<!doctype html>\n<!DOCTYPE html>\n"
+    spans = [
+        (m.start_byte, m.end_byte) for m in compile_pattern("<!doctype html>", "html").find(html)
+    ]
+    assert spans == [(0, 15)]
+    # ... but not the white space a scanner puts into a token: in tree-sitter-bash a `$(`
+    # that starts a line inside a double-quoted string spans that line's indentation
+    bash = b'eval "t=($(f x 10)\n\t\t   $(f y 20))"\n'
+    found = compile_pattern("$($$$ARGS)", "bash").find(bash)
+    assert [bash[m.start_byte : m.end_byte].strip() for m in found] == [b"$(f x 10)", b"$(f y 20)"]
+
+
 def test_tree_argument_is_used() -> None:
     data = b"foo(1)\n"
     pattern = compile_pattern("foo($A)", "python")

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from sleuth.api import Workbench
 
 
@@ -24,20 +26,21 @@ def test_replace_through_all_matches_changes_the_enclosing_match(tmp_path: Path)
     assert (tmp_path / "m.py").read_text() == "x = Z\ny = Z\n"
 
 
-def test_replace_through_nested_captures_changes_the_outer_capture(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("name", "text", "after"),
+    [
+        # X is `a.b()` in the outer call and `a` in the inner one, inside it: the outer changes
+        ("X", "W", "x = W.c()\n"),
+        # Y is `c` in the outer call and `b` in the inner one: apart, both change
+        ("Y", "q", "x = a.q().q()\n"),
+    ],
+)
+def test_replace_through_the_captures_of_nested_matches(
+    tmp_path: Path, name: str, text: str, after: str
+) -> None:
     (tmp_path / "m.py").write_text("x = a.b().c()\n")
     with Workbench(tmp_path, build_index=False) as wb:
         page = _search(wb, "$X.$Y()")
         result = str(page["result"]).removeprefix("SEARCH#")
-        # X is `a.b()` in the outer call and `a` in the inner one, inside it
-        wb.replace(f"RESULT#{result}:all:X", "W")
-    assert (tmp_path / "m.py").read_text() == "x = W.c()\n"
-
-
-def test_disjoint_captures_of_nested_matches_are_each_changed(tmp_path: Path) -> None:
-    (tmp_path / "m.py").write_text("x = a.b().c()\n")
-    with Workbench(tmp_path, build_index=False) as wb:
-        page = _search(wb, "$X.$Y()")
-        result = str(page["result"]).removeprefix("SEARCH#")
-        wb.replace(f"RESULT#{result}:all:Y", "q")  # `c` and `b`: apart, both changed
-    assert (tmp_path / "m.py").read_text() == "x = a.q().q()\n"
+        wb.replace(f"RESULT#{result}:all:{name}", text)
+    assert (tmp_path / "m.py").read_text() == after

@@ -4,7 +4,9 @@
 Steps, as ast-grep takes them: substitute metavariable sigils with the language's expando
 character, parse, descend through single-child wrappers (``module > expression_statement >
 call`` gives a pattern rooted at the call), and turn every node whose whole text is one
-metavariable into that metavariable (the outermost such node wins).
+metavariable into that metavariable (the outermost such node wins). The pattern is parsed
+without its surrounding white space, and also as given when that is another clean reading
+(ast-grep parses it as given: a Rust doc comment's token holds its newline).
 
 Unlike ast-grep, a pattern whose parse holds an ERROR or MISSING node (or a kind the language
 table marks as a misreading, such as C's ``macro_type_specifier``) is first retried in the
@@ -35,8 +37,11 @@ from sleuth.ast_search.recovery import (
     container_kind,
     ends_with_token,
     error_position,
+    find_kind,
     find_problem,
     fragment_hint,
+    has_kind,
+    is_single,
     node_with_span,
     reading_warning,
     recovered_parts,
@@ -140,7 +145,10 @@ def compile_tree(pattern: str, spec: LangSpec, selector: str | None) -> Compiled
     parser = Parser(lang)
     top = _attempt(parser, src, ("", ""), selector, spec)
     if top.node is not None and not top.suspect:
-        return _finish(top, spec, selector, lead)
+        compiled = _finish(top, spec, selector, lead)
+        if pattern != stripped:
+            return _as_given(parser, pattern, spec, selector, compiled)
+        return compiled
     for context in spec.contexts:
         retry = _attempt(parser, src, context, selector, spec)
         if retry.node is not None and not retry.suspect and not relexed(top.root, retry.node):
@@ -155,6 +163,20 @@ def compile_tree(pattern: str, spec: LangSpec, selector: str | None) -> Compiled
     return _recover(parser, top, spec, selector, pattern, src)
 
 
+def _as_given(
+    parser: Parser, pattern: str, spec: LangSpec, selector: str | None, stripped: CompiledPattern
+) -> CompiledPattern:
+    """The pattern read with its surrounding white space when that reading parses cleanly too
+    and is another one, else ``stripped`` (its reading without): ast-grep parses a pattern as
+    given, and some tokens hold white space (a Rust doc comment its newline, a Markdown list
+    item its indentation)."""
+    given = _attempt(parser, substitute(pattern, spec.expando), ("", ""), selector, spec)
+    if given.node is None or given.suspect:
+        return stripped
+    compiled = _finish(given, spec, selector, 0)
+    return stripped if compiled.root == stripped.root else compiled
+
+
 def _top_level_reading(top: _Attempt, spec: LangSpec) -> Node | None:
     """The node ast-grep reads a pattern as, when that is a construct of its own: the node
     its recovered top-level parse picks, unless it holds a kind known to be a misreading
@@ -163,7 +185,7 @@ def _top_level_reading(top: _Attempt, spec: LangSpec) -> Node | None:
     if top.node is not None or top.root is None:
         return None  # clean at the top level (a suspect reading), or nothing to pick
     node = _pick(top.root, top.data, None, spec).node
-    if node is None or node.is_error or _has_kind(node, spec.retry_kinds):
+    if node is None or node.is_error or has_kind(node, spec.retry_kinds):
         return None
     return node
 
@@ -233,7 +255,7 @@ def _attempt(
                 top = None  # the ";" made a statement of its own (``if ($A);``): not a reading
         if top is None:
             return _Attempt(None, data, (0, "no single node"))
-        if not _is_single(top) and top.type == container_kind(parser, context):
+        if not is_single(top) and top.type == container_kind(parser, context):
             return _Attempt(None, data, (0, "several top-level nodes"))
         return _select(top, data, selector, spec)
     return _pick(root, data, selector, spec)
@@ -245,7 +267,7 @@ def _pick(root: Node, data: bytes, selector: str | None, spec: LangSpec) -> _Att
     if selector is None:
         if root.child_count == 0:
             return _Attempt(None, data, (0, "no code"))
-        if not _is_single(root):
+        if not is_single(root):
             second = root.child(1)
             assert second is not None
             return _Attempt(None, data, (second.start_byte, "several top-level nodes"))
@@ -254,17 +276,17 @@ def _pick(root: Node, data: bytes, selector: str | None, spec: LangSpec) -> _Att
 
 def _select(top: Node, data: bytes, selector: str | None, spec: LangSpec) -> _Attempt:
     if selector is not None:
-        found = _find_kind(top, selector)
+        found = find_kind(top, selector)
         if found is None:
             return _Attempt(None, data, (0, f"no {selector} node"))
         node = found
     else:
         node = top
-        while _is_single(node):
+        while is_single(node):
             child = node.child(0)
             assert child is not None
             node = child
-    suspect = bool(spec.retry_kinds) and _has_kind(node, spec.retry_kinds)
+    suspect = bool(spec.retry_kinds) and has_kind(node, spec.retry_kinds)
     return _Attempt(node, data, None, suspect)
 
 
@@ -358,35 +380,3 @@ def _leaf(node: Node, data: bytes, expando: str) -> PNode | None:
         text = data[node.start_byte : node.end_byte]
         return PNode(Tag.TERMINAL, node.kind_id, node.type, node.is_named, text)
     return None
-
-
-def _is_single(node: Node) -> bool:
-    """ast-grep's wrapper rule: one child, or two when the second is MISSING or kind-less."""
-    count = node.child_count
-    if count == 1:
-        return True
-    if count == 2:
-        second = node.child(1)
-        return second is not None and (second.is_missing or second.type == "")
-    return False
-
-
-def _find_kind(node: Node, kind: str) -> Node | None:
-    """The first node of ``kind`` in pre-order, ``node`` included."""
-    stack = [node]
-    while stack:
-        cur = stack.pop()
-        if cur.type == kind:
-            return cur
-        stack.extend(reversed(cur.children))
-    return None
-
-
-def _has_kind(node: Node, kinds: frozenset[str]) -> bool:
-    stack = [node]
-    while stack:
-        cur = stack.pop()
-        if cur.type in kinds:
-            return True
-        stack.extend(cur.children)
-    return False

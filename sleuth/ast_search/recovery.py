@@ -35,7 +35,7 @@ from sleuth.ast_search.meta_var import node_meta_var, substitute
 __all__ = ["ERROR_KIND_ID", "Part", "find_problem", "recovered_parts", "recovery_warning"]
 __all__ += ["container_kind", "relexed", "ends_with_token"]
 __all__ += ["HINT_PROBE_CHARS", "MAX_HINT_PARSES", "fragment_hint", "error_position"]
-__all__ += ["node_with_span", "reading_warning"]
+__all__ += ["node_with_span", "reading_warning", "is_single", "find_kind", "has_kind"]
 
 ERROR_KIND_ID = 65535
 """tree-sitter's built-in ERROR symbol (``(TSSymbol)-1``): the same id in every grammar."""
@@ -331,3 +331,36 @@ def fragment_hint(parser: Parser, src: str, spec: LangSpec, original: str, near:
                 f"own, e.g. `{candidate.strip()}` (`$$$NAME` stands for any number of nodes)"
             )
     return _GENERIC_HINT.format(name=spec.name)
+
+
+def is_single(node: Node) -> bool:
+    """ast-grep's wrapper rule: one child, or two when the second is MISSING or kind-less."""
+    count = node.child_count
+    if count == 1:
+        return True
+    if count == 2:
+        second = node.child(1)
+        return second is not None and (second.is_missing or second.type == "")
+    return False
+
+
+def find_kind(node: Node, kind: str) -> Node | None:
+    """The first node of ``kind`` in pre-order, ``node`` included."""
+    stack = [node]
+    while stack:
+        cur = stack.pop()
+        if cur.type == kind:
+            return cur
+        stack.extend(reversed(cur.children))
+    return None
+
+
+def has_kind(node: Node, kinds: frozenset[str]) -> bool:
+    """Whether ``node`` or a node below it is of one of ``kinds``."""
+    stack = [node]
+    while stack:
+        cur = stack.pop()
+        if cur.type in kinds:
+            return True
+        stack.extend(cur.children)
+    return False

@@ -112,6 +112,24 @@ def test_a_body_reading_says_how_to_ask_for_ast_greps_top_level_one(tmp_path: Pa
     assert compile_pattern("func $F() {}", "go").warning is None
 
 
+@needs_ast_grep
+def test_white_space_a_token_holds_is_read_as_given(tmp_path: Path) -> None:
+    # a Rust doc comment's token ends with its newline: `/// doc` alone is another token
+    rust = b"/// doc\nfn f() {}\n/// doc more\nfn g() {}\n"
+    given = compile_pattern("/// doc\n", "rust")
+    assert [(m.start_byte, m.end_byte) for m in given.find(rust)] == [(0, 8)]
+    path = tmp_path / "d.rs"
+    path.write_bytes(rust)
+    proc = subprocess.run(
+        [str(AST_GREP), "run", "-p", "/// doc\n", "-l", "rust", "--json=compact", str(path)],
+        capture_output=True, text=True, timeout=60, check=True,
+    )  # fmt: skip
+    assert [(m["range"]["byteOffset"]["start"], m["range"]["byteOffset"]["end"])
+            for m in json.loads(proc.stdout)] == [(0, 8)]  # fmt: skip
+    # white space that changes nothing keeps the stripped reading (and its positions)
+    assert compile_pattern("  foo($A)\n", "python").find(b"foo(1)\n")[0].start_byte == 0
+
+
 def test_statement_patterns_in_body_only_languages() -> None:
     java = b"class A { void f() { int x = g(1); if (x > 0) { return; } } }"
     assert _texts("int $X = $V;", "java", java) == ["int x = g(1);"]

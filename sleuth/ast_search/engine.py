@@ -188,7 +188,8 @@ def _candidate_query(spec: LangSpec, compiled: CompiledPattern, strictness: str)
             named = False
     elif root.tag is Tag.META:
         assert root.var is not None
-        source = "(_) @n" if root.var.kind.value == "single" else "_ @n"
+        # ``(_)`` leaves out ERROR nodes, which a lone metavariable matches in ast-grep too
+        source = "[(_) (ERROR)] @n" if root.var.kind.value == "single" else "_ @n"
         return Query(spec.ts_language, source)
     else:
         kind, named = root.kind, root.named

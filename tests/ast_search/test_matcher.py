@@ -81,6 +81,15 @@ def test_file_with_syntax_errors_still_matches_its_valid_parts() -> None:
     assert [_text(data, m.start_byte, m.end_byte) for m in found] == ["foo(1)", "foo(2)"]
 
 
+def test_a_lone_metavariable_matches_the_error_nodes_too() -> None:
+    # ast-grep's `$A` matches every named node, the ERROR nodes of broken code included
+    data = b"foo(1 +)\nbar = foo(\n"
+    spans = [(m.start_byte, m.end_byte) for m in _find("$A", "python", data)]
+    errors = [(6, 7), (9, 19)]  # `+` (an ERROR inside the call) and the unfinished line
+    assert all(span in spans for span in errors)
+    assert spans == sorted(spans, key=lambda s: (s[0], -s[1]))  # still in document order
+
+
 def test_non_utf8_bytes_do_not_crash() -> None:
     data = b"foo('\xff\xfe')\nfoo(1)\n"
     assert len(_find("foo($A)", "python", data)) == 2

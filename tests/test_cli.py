@@ -24,6 +24,7 @@ from sleuth.errors import (
     Unsupported,
 )
 from sleuth.mcp import EngineThread, build_server
+from sleuth.service import edit_requests as erq
 from sleuth.service import requests as rq
 from sleuth.service import verbs
 
@@ -704,24 +705,24 @@ def test_parse_edit_verbs_into_frozen_requests(monkeypatch: pytest.MonkeyPatch) 
         ["replace", "SEARCH#00ff:1:match", "--text", "x", "--root", "/w", "--json"]
     )
     assert (inv.verb, inv.root, inv.json) == ("replace", "/w", True)
-    assert inv.request == rq.ReplaceRequest("SEARCH#00ff:1:match", "x")
+    assert inv.request == erq.ReplaceRequest("SEARCH#00ff:1:match", "x")
     with pytest.raises(AttributeError):
         inv.request.text = "y"
     assert cli.parse_args(["insert", "R", "--text", "t"]).request.where == "before"
-    assert cli.parse_args(["insert", "R", "--text", "t", "--after"]).request == rq.InsertRequest(
+    assert cli.parse_args(["insert", "R", "--text", "t", "--after"]).request == erq.InsertRequest(
         "R", "t", "after"
     )
-    assert cli.parse_args(["insert", "R", "--text", "", "--before"]).request == rq.InsertRequest(
+    assert cli.parse_args(["insert", "R", "--text", "", "--before"]).request == erq.InsertRequest(
         "R", "", "before"
     )
-    assert cli.parse_args(["delete", "R"]).request == rq.DeleteRequest("R")
-    assert cli.parse_args(["copy", "R", "--to", "b.py:3"]).request == rq.CopyRequest(
+    assert cli.parse_args(["delete", "R"]).request == erq.DeleteRequest("R")
+    assert cli.parse_args(["copy", "R", "--to", "b.py:3"]).request == erq.CopyRequest(
         "R", to="b.py:3"
     )
-    assert cli.parse_args(["move", "R", "--to", "RESULT#1"]).request == rq.MoveRequest(
+    assert cli.parse_args(["move", "R", "--to", "RESULT#1"]).request == erq.MoveRequest(
         "R", to="RESULT#1"
     )
-    assert cli.parse_args(["undo", "RESULT#1"]).request == rq.UndoRequest("RESULT#1")
+    assert cli.parse_args(["undo", "RESULT#1"]).request == erq.UndoRequest("RESULT#1")
     assert sys.stdin.buffer.reads == []  # --text given, delete/copy/move/undo: stdin untouched
 
 
@@ -753,7 +754,7 @@ def test_text_input_is_capped_at_the_engine_limit(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setattr("sys.stdin", _Stdin(b"x" * MAX_EDIT_TEXT))
     assert len(cli.parse_args(["replace", "R"]).request.text) == MAX_EDIT_TEXT
     with pytest.raises(SleuthError) as info:
-        rq.ReplaceRequest.build("R", text="y" * (MAX_EDIT_TEXT + 1))
+        erq.ReplaceRequest.build("R", text="y" * (MAX_EDIT_TEXT + 1))
     assert info.value.code == "invalid_query"
 
 

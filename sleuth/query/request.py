@@ -28,6 +28,7 @@ __all__ = [
     "MAX_QUERY_CHARS",
     "MAX_CONTEXT",
     "check_text",
+    "non_empty",
     "unicode_problem",
 ]
 
@@ -71,6 +72,13 @@ def check_text(value: str, name: str) -> str:
             details={"argument": name, "character": where},
         )
     return value
+
+
+def non_empty(value: object, what: str, name: str) -> str:
+    """``value`` as a non-empty string fit to be a field's text (else ``what`` as the error)."""
+    if not isinstance(value, str) or not value:
+        raise InvalidQuery(what, details={"argument": name})
+    return check_text(value, name)
 
 
 def check_max_bytes(value: object) -> int | None:

@@ -1,10 +1,9 @@
 """The frozen requests of the edit verbs: ``replace``, ``insert``, ``delete``, ``copy``,
 ``move`` and ``undo``.
 
-Declared as every request is (``requests``, which re-exports them: the verb table finds a
-request by its name there). The text of an edit is capped here for every face, at the Editor's
-own bound (``sleuth.edit.operations.MAX_EDIT_TEXT``). ``non_empty``, the check of a required
-text field, is the one every verb's request uses.
+Declared as every request is (``requests``, which holds the other verbs' requests); the verb
+table finds a request by its name in either module. The text of an edit is capped here for
+every face, at the Editor's own bound (``sleuth.edit.operations.MAX_EDIT_TEXT``).
 """
 
 from __future__ import annotations
@@ -15,7 +14,7 @@ from typing import Any, ClassVar, Literal
 
 from sleuth.errors import InvalidQuery
 from sleuth.fields import Request, arg
-from sleuth.query.request import check_text
+from sleuth.query.request import check_text, non_empty
 
 __all__ = [
     "ReplaceRequest",
@@ -26,7 +25,6 @@ __all__ = [
     "UndoRequest",
     "EditRequest",
     "Where",
-    "non_empty",
 ]
 
 Where = Literal["before", "after"]
@@ -36,13 +34,6 @@ _EDIT_REF_MCP = "a SEARCH# or RESULT# reference"
 _EDIT_TEXT = "the new text"
 _EDIT_TEXT_MCP = "the text, used exactly"
 _TARGET = "a reference, or PATH:LINE (before that line)"
-
-
-def non_empty(value: object, what: str, name: str) -> str:
-    """``value`` as a non-empty string fit to be a field's text (else ``what`` as the error)."""
-    if not isinstance(value, str) or not value:
-        raise InvalidQuery(what, details={"argument": name})
-    return check_text(value, name)
 
 
 def _edit_text(verb: str, text: object) -> str:

@@ -3,8 +3,8 @@
 Each field is declared once, with its type, default and ``Arg`` (help text, CLI spelling, MCP
 description); the CLI parser, the MCP tool schemas and the checks every face shares come from
 here (docs/faces.md). ``build`` validates without I/O and raises ``invalid_query`` naming what
-is wrong. The edit verbs' requests are declared in ``edit_requests`` and re-exported here, with
-``search``'s, so that every verb's request is found by name in this module.
+is wrong. The edit verbs' requests are declared in ``edit_requests``, ``search``'s in
+``sleuth.query.request``.
 """
 
 from __future__ import annotations
@@ -22,37 +22,19 @@ from sleuth.query.request import (
     SearchRequest,
     check_max_bytes,
     check_text,
+    non_empty,
     unicode_problem,
 )
 from sleuth.resources.refs import looks_like_ref
-from sleuth.service.edit_requests import (
-    CopyRequest,
-    DeleteRequest,
-    EditRequest,
-    InsertRequest,
-    MoveRequest,
-    ReplaceRequest,
-    UndoRequest,
-    Where,
-    non_empty,
-)
 
 __all__ = [
     "SearchRequest",
     "ReadRequest",
     "SelectRequest",
     "IndexRequest",
-    "ReplaceRequest",
-    "InsertRequest",
-    "DeleteRequest",
-    "CopyRequest",
-    "MoveRequest",
-    "UndoRequest",
     "RenameRequest",
     "DoctorRequest",
     "ProviderRequest",
-    "EditRequest",
-    "Where",
     "check_text",
     "unicode_problem",
 ]

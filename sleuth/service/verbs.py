@@ -122,8 +122,9 @@ class Verb:
 
     name: str
     request: type[Any] | str
-    """The request type, or its name in ``sleuth.service.requests`` (imported when first
-    needed: a ``sleuth search`` never pays for the other verbs' request classes)."""
+    """The request type, or its name in ``sleuth.service.requests`` or ``edit_requests``
+    (imported when first needed: a ``sleuth search`` never pays for the other verbs' request
+    classes)."""
     summary: str
     description: str
     run: Callable[[Engine, Any], JsonAnswer]
@@ -136,9 +137,11 @@ class Verb:
     def request_type(self) -> type[Any]:
         """The verb's request type."""
         if isinstance(self.request, str):
-            from sleuth.service import requests
+            from sleuth.service import edit_requests, requests
 
-            found: type[Any] = getattr(requests, self.request)
+            found: type[Any] = getattr(requests, self.request, None) or getattr(
+                edit_requests, self.request
+            )
             return found
         return self.request
 

@@ -251,7 +251,7 @@ class Workbench:
     @strict("replace")
     def replace(self, ref: str, text: str) -> ReadResult:
         """Replace every range ``ref`` selects with ``text``."""
-        from sleuth.service import requests as rq  # late: a search never needs it
+        from sleuth.service import edit_requests as rq  # late: a search never needs it
 
         req = rq.ReplaceRequest.build(ref, text)
         return self._editor.replace(req.ref, req.text)
@@ -261,7 +261,7 @@ class Workbench:
         self, ref: str, text: str, *, where: Literal["before", "after"] = "before"
     ) -> ReadResult:
         """Insert ``text`` before (or after) every range ``ref`` selects."""
-        from sleuth.service import requests as rq  # late: a search never needs it
+        from sleuth.service import edit_requests as rq  # late: a search never needs it
 
         req = rq.InsertRequest.build(ref, text, where=where)
         return self._editor.insert(req.ref, req.text, req.where)
@@ -269,14 +269,14 @@ class Workbench:
     @strict("delete")
     def delete(self, ref: str) -> ReadResult:
         """Delete every range ``ref`` selects (whole lines with their line breaks)."""
-        from sleuth.service import requests as rq  # late: a search never needs it
+        from sleuth.service import edit_requests as rq  # late: a search never needs it
 
         return self._editor.delete(rq.DeleteRequest.build(ref).ref)
 
     @strict("copy")
     def copy(self, ref: str, *, to: str) -> ReadResult:
         """Copy the selected text to ``to`` (a reference or ``PATH:LINE``)."""
-        from sleuth.service import requests as rq  # late: a search never needs it
+        from sleuth.service import edit_requests as rq  # late: a search never needs it
 
         req = rq.CopyRequest.build(ref, to=to)
         return self._editor.copy(req.ref, req.to)
@@ -284,7 +284,7 @@ class Workbench:
     @strict("move")
     def move(self, ref: str, *, to: str) -> ReadResult:
         """Move the selected text to ``to`` (a reference or ``PATH:LINE``)."""
-        from sleuth.service import requests as rq  # late: a search never needs it
+        from sleuth.service import edit_requests as rq  # late: a search never needs it
 
         req = rq.MoveRequest.build(ref, to=to)
         return self._editor.move(req.ref, req.to)
@@ -292,7 +292,7 @@ class Workbench:
     @strict("undo")
     def undo(self, result: str) -> ReadResult:
         """Restore the bytes an edit replaced, while its files still hold what it wrote."""
-        from sleuth.service import requests as rq  # late: a search never needs it
+        from sleuth.service import edit_requests as rq  # late: a search never needs it
 
         return self._editor.undo(rq.UndoRequest.build(result).result)
 

@@ -34,7 +34,7 @@ from sleuth.ast_search import compile_pattern
 from sleuth.ast_search.languages import get_lang_spec, get_ts_language
 from sleuth.errors import SleuthError
 from tests.e2e.conftest import tool
-from tests.e2e.test_ast_parity import EXTENSIONS, ast_corpora
+from tests.e2e.test_ast_parity import source_files, ast_corpora
 
 pytestmark = pytest.mark.corpus
 
@@ -46,28 +46,21 @@ Hit = tuple[str, int, int]
 
 
 def _sample(name: str, dest: Path) -> tuple[str, list[Path]]:
+    """A seeded sample of the corpus's source files (``test_ast_parity``'s list of them:
+    the language's extensions, UTF-8, no symlink), copied into ``dest``."""
     entry = ast_corpora.CORPORA[name]
     tree: Path = entry.fetch()
-    base = tree / entry.scope if entry.scope else tree
-    files = sorted(
-        p
-        for p in base.rglob("*")
-        if p.suffix in EXTENSIONS[entry.lang]
-        and p.is_file()
-        and not p.is_symlink()
-        and 200 < p.stat().st_size < 60_000
-        and not any(part.startswith(".") for part in p.relative_to(tree).parts)
-    )
-    rng = random.Random(name)
-    picked = rng.sample(files, min(FILES, len(files)))
+    files = [
+        rel
+        for rel in source_files(tree, entry.scope, entry.lang)
+        if 200 < (tree / rel).stat().st_size < 60_000
+        and not any(part.startswith(".") for part in rel.split("/"))
+    ]
+    picked = random.Random(name).sample(files, min(FILES, len(files)))
     out = []
-    for i, src in enumerate(picked):
-        try:
-            src.read_bytes().decode("utf-8")
-        except UnicodeDecodeError:
-            continue
-        target = dest / f"f{i}{src.suffix}"
-        shutil.copyfile(src, target)
+    for i, rel in enumerate(picked):
+        target = dest / f"f{i}{Path(rel).suffix}"
+        shutil.copyfile(tree / rel, target)
         out.append(target)
     return entry.lang, out
 

@@ -256,7 +256,7 @@ def _is_utf8(path: Path) -> bool:
     return True
 
 
-def _source_files(tree: Path, scope: str, lang: str) -> list[str]:
+def source_files(tree: Path, scope: str, lang: str) -> list[str]:
     """Files under ``tree/scope`` with one of ``lang``'s extensions (hidden ones included)."""
     out: list[str] = []
     base = tree / scope if scope else tree
@@ -273,7 +273,7 @@ def _source_files(tree: Path, scope: str, lang: str) -> list[str]:
 def _copy_workspace(name: str, dest: Path) -> Workspace:
     entry = ast_corpora.CORPORA[name]
     tree: Path = entry.fetch()
-    files = _source_files(tree, entry.scope, entry.lang)
+    files = source_files(tree, entry.scope, entry.lang)
     assert len(files) >= entry.min_files, f"{name}: only {len(files)} {entry.lang} files"
     for rel in files:
         target = dest / rel

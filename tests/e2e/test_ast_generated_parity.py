@@ -34,7 +34,7 @@ from sleuth.ast_search import compile_pattern
 from sleuth.ast_search.languages import get_lang_spec, get_ts_language
 from sleuth.errors import SleuthError
 from tests.e2e.conftest import tool
-from tests.e2e.test_ast_parity import source_files, ast_corpora
+from tests.e2e.test_ast_parity import ast_corpora, source_files
 
 pytestmark = pytest.mark.corpus
 

@@ -19,7 +19,8 @@ from tree_sitter import Node, Query, QueryCursor, QueryError, Tree
 
 from sleuth.ast_search.languages import LangSpec, get_lang_spec
 from sleuth.ast_search.matcher import STRICTNESS, Env, Matcher
-from sleuth.ast_search.pattern import CompiledPattern, PNode, Tag, compile_tree
+from sleuth.ast_search.pattern import compile_tree
+from sleuth.ast_search.pattern_nodes import CompiledPattern, PNode, Tag
 from sleuth.ast_search.trees import parse
 from sleuth.errors import InvalidQuery
 from sleuth.prefilter import Literals

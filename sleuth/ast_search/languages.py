@@ -81,7 +81,9 @@ class LangSpec:
     ``contexts`` are (prefix, suffix) pairs that wrap a pattern which does not parse cleanly at
     top level; ``retry_kinds`` are node kinds that parse cleanly at top level but mean the
     snippet was read the wrong way (Go's ``fmt.Errorf(x)`` as a type conversion, C's
-    ``kmalloc(x)`` as a macro type), so the contexts are tried for them too.
+    ``kmalloc(x)`` as a macro type), so the contexts are tried for them too. ``name_context``
+    reads a pattern that is a qualified name alone (``name_kinds``: C++'s ``std::string``) as a
+    type, as ast-grep does, where the grammar's top-level parse makes it an expression.
     """
 
     name: str
@@ -90,6 +92,8 @@ class LangSpec:
     contexts: tuple[Context, ...] = ()
     retry_kinds: frozenset[str] = frozenset()
     language_server: str | None = None
+    name_context: Context | None = None
+    name_kinds: frozenset[str] = frozenset()
 
     @property
     def extensions(self) -> tuple[str, ...]:
@@ -177,8 +181,11 @@ _SPECS: tuple[LangSpec, ...] = (
         _loader("tree_sitter_cpp"),
         expando="\U00010000",
         contexts=_CPP_BODY,
-        retry_kinds=frozenset({"macro_type_specifier"}),
+        # `ns::f($A)` at the top level is a declaration of `A` (the most vexing parse)
+        retry_kinds=frozenset({"macro_type_specifier", "parenthesized_declarator"}),
         language_server="clangd",
+        name_context=("", " __sleuth_ctx__;"),
+        name_kinds=frozenset({"qualified_identifier"}),
     ),
     LangSpec(
         "csharp",

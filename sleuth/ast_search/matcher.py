@@ -29,7 +29,8 @@ from dataclasses import dataclass, field
 from tree_sitter import Node
 
 from sleuth.ast_search.meta_var import MetaVar, VarKind
-from sleuth.ast_search.pattern import ERROR_KIND_ID, PNode, Tag
+from sleuth.ast_search.pattern_nodes import PNode, Tag
+from sleuth.ast_search.recovery import ERROR_KIND_ID
 
 __all__ = ["STRICTNESS", "Env", "Multi", "Matcher"]
 

@@ -24,12 +24,19 @@ recursion, slicing only texts short enough to be a metavariable.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from enum import IntEnum
 
 from tree_sitter import Node, Parser
 
 from sleuth.ast_search.languages import LangSpec
-from sleuth.ast_search.meta_var import MetaVar, node_meta_var, substitute
+from sleuth.ast_search.meta_var import substitute
+from sleuth.ast_search.pattern_nodes import (
+    MAX_PATTERN_DEPTH,
+    CompiledPattern,
+    PNode,
+    Tag,
+    anchored,
+    pattern_tree,
+)
 from sleuth.ast_search.recovery import (
     ERROR_KIND_ID,
     HINT_PROBE_CHARS,
@@ -47,6 +54,7 @@ from sleuth.ast_search.recovery import (
     recovered_parts,
     recovery_warning,
     relexed,
+    type_name_warning,
 )
 from sleuth.errors import InvalidQuery
 
@@ -56,57 +64,6 @@ __all__ += ["MAX_PATTERN_DEPTH", "HINT_PROBE_CHARS", "MAX_HINT_PARSES", "ERROR_K
 MAX_PATTERN_CHARS = 16 * 1024
 """The same cap as a whole query (``query.request.MAX_QUERY_CHARS``): a longer pattern is
 ``invalid_query`` whichever door it comes through."""
-MAX_PATTERN_DEPTH = 256
-"""Inner pattern nodes nested inside one another at most: the matcher recurses once per level
-(two Python frames), so a deeper pattern would exhaust the interpreter's stack."""
-
-
-class Tag(IntEnum):
-    TERMINAL = 0
-    META = 1
-    INTERNAL = 2
-
-
-@dataclass(frozen=True, slots=True)
-class PNode:
-    """One pattern node: a leaf to compare, a metavariable, or an inner node with children."""
-
-    tag: Tag
-    kind_id: int
-    kind: str
-    named: bool
-    text: bytes = b""
-    var: MetaVar | None = None
-    children: tuple[PNode, ...] = ()
-
-    @property
-    def is_trivial(self) -> bool:
-        """An unnamed leaf (punctuation, keyword): skipped in the goal after a ``$$$``."""
-        return self.tag is Tag.TERMINAL and not self.named
-
-    @property
-    def is_multi(self) -> bool:
-        return self.var is not None and self.var.is_multi
-
-
-@dataclass(frozen=True)
-class CompiledPattern:
-    """The matcher's input: the pattern tree, and the node kind a selector pinned, if any."""
-
-    root: PNode
-    root_kind: str | None  # set by a selector: candidates must have exactly this kind
-    root_kind_id: int | None
-    source: str  # the pattern text actually parsed (after substitution and any context)
-    warning: str | None = None  # what was recovered from a parse with errors (``recovery``)
-
-    def any_kind(self, strictness: str) -> bool:
-        """Whether a candidate of any node kind may match: a root metavariable, an ERROR root
-        (docs/query.md#patterns-that-do-not-parse-cleanly), or ``template``, which compares
-        no kinds; a selector always pins the kind."""
-        if self.root_kind_id is not None:
-            return False
-        root = self.root
-        return root.tag is Tag.META or root.kind_id == ERROR_KIND_ID or strictness == "template"
 
 
 @dataclass
@@ -149,14 +106,20 @@ def compile_tree(pattern: str, spec: LangSpec, selector: str | None) -> Compiled
         if pattern != stripped:
             return _as_given(parser, pattern, spec, selector, compiled)
         return compiled
+    type_name = _as_type_name(parser, top, src, selector, spec, lead)
+    if type_name is not None:
+        return type_name
     for context in spec.contexts:
         retry = _attempt(parser, src, context, selector, spec)
         if retry.node is not None and not retry.suspect and not relexed(top.root, retry.node):
             compiled = _finish(retry, spec, selector, lead)
             other = None if selector is not None else _top_level_reading(top, spec)
-            if other is not None and other.type != retry.node.type:
-                warning = reading_warning(spec.name, retry.node.type, other.type)
-                compiled = replace(compiled, warning=warning)
+            theirs = None if other is None else _their_reading(parser, top, spec, pattern, src)
+            if other is not None and theirs is not None and theirs.root != compiled.root:
+                # ast-grep parses at the top level only: its reading is the answer, and the
+                # body's reading is one selector away (docs/query.md#strictness-and-selector)
+                warning = reading_warning(spec.name, other.type, retry.node.type)
+                return replace(theirs, warning=warning)
             return compiled
     if top.node is not None:
         return _finish(top, spec, selector, lead)
@@ -175,6 +138,36 @@ def _as_given(
         return stripped
     compiled = _finish(given, spec, selector, 0)
     return stripped if compiled.root == stripped.root else compiled
+
+
+def _their_reading(
+    parser: Parser, top: _Attempt, spec: LangSpec, pattern: str, src: str
+) -> CompiledPattern | None:
+    """The pattern as ast-grep reads it from the top-level parse ``top``, or None when that
+    reading is refused (it would match anything, or is not one node)."""
+    try:
+        return _recover(parser, top, spec, None, pattern, src)
+    except InvalidQuery:
+        return None
+
+
+def _as_type_name(
+    parser: Parser, top: _Attempt, src: str, selector: str | None, spec: LangSpec, lead: int
+) -> CompiledPattern | None:
+    """A qualified name alone (C++'s ``std::string``, ``std::vector<$T>``) read as the type
+    ast-grep reads it, where this grammar's top-level parse makes an expression of it (the
+    name an ``identifier``, not a ``type_identifier``: they match different nodes); None for
+    any other pattern."""
+    if spec.name_context is None or selector is not None or top.root is None:
+        return None
+    picked = _pick(top.root, top.data, None, spec).node
+    if picked is None or not has_kind(picked, spec.name_kinds):
+        return None
+    named = _attempt(parser, src, spec.name_context, None, spec)
+    if named.node is None or named.node.type not in spec.name_kinds:
+        return None
+    compiled = _finish(named, spec, None, lead)
+    return replace(compiled, warning=type_name_warning(spec.name, named.node.type))
 
 
 def _top_level_reading(top: _Attempt, spec: LangSpec) -> Node | None:
@@ -218,7 +211,7 @@ def _recover(
     if top.root is not None:
         recovered = _pick(top.root, top.data, selector, spec)
         compiled = _recovered(recovered, spec, selector, lead)
-        if compiled is not None and (selector is not None or _anchored(compiled.root)):
+        if compiled is not None and (selector is not None or anchored(compiled.root)):
             assert recovered.node is not None
             node, data = recovered.node, recovered.data
             parts = recovered_parts(
@@ -295,26 +288,13 @@ def _recovered(
 ) -> CompiledPattern | None:
     """The pattern read from a parse with errors, or None when ast-grep would refuse it too
     (not one node, no selector node) or it nests too deep (the parse error is then reported)."""
-    root = None if attempt.node is None else _convert(attempt.node, attempt.data, spec.expando)
+    root = None if attempt.node is None else pattern_tree(attempt.node, attempt.data, spec.expando)
     return None if root is None else _compiled(root, attempt, selector, lead)
-
-
-def _anchored(root: PNode) -> bool:
-    """Whether a recovered pattern still compares something: a token, or a node kind other
-    than ERROR (an ERROR holding only metavariables matches nearly any node); a selector's
-    kind anchors any pattern."""
-    stack = [root]
-    while stack:
-        cur = stack.pop()
-        if cur.tag is Tag.TERMINAL or (cur.tag is Tag.INTERNAL and cur.kind_id != ERROR_KIND_ID):
-            return True
-        stack.extend(cur.children)
-    return False
 
 
 def _finish(attempt: _Attempt, spec: LangSpec, selector: str | None, lead: int) -> CompiledPattern:
     assert attempt.node is not None
-    root = _convert(attempt.node, attempt.data, spec.expando)
+    root = pattern_tree(attempt.node, attempt.data, spec.expando)
     if root is None:
         raise InvalidQuery(
             f"the ast: pattern nests more than {MAX_PATTERN_DEPTH} nodes deep: search for a "
@@ -334,49 +314,3 @@ def _compiled(root: PNode, attempt: _Attempt, selector: str | None, lead: int) -
         )
     kind_id = attempt.node.kind_id if selector is not None else None
     return CompiledPattern(root, selector, kind_id, attempt.data.decode(errors="replace"))
-
-
-def _convert(top: Node, data: bytes, expando: str) -> PNode | None:
-    """The PNode tree of ``top`` (None when it nests deeper than ``MAX_PATTERN_DEPTH``).
-
-    One walk without recursion: each frame holds a node, its children still to convert and
-    the PNodes converted so far, which become the node's children when it is left.
-    """
-    leaf = _leaf(top, data, expando)
-    if leaf is not None:
-        return leaf
-    done: list[PNode] = []
-    stack: list[tuple[Node, list[Node], list[PNode]]] = [(top, _kept(top), [])]
-    while stack:
-        node, todo, built = stack[-1]
-        if todo:
-            child = todo.pop()
-            leaf = _leaf(child, data, expando)
-            if leaf is not None:
-                built.append(leaf)
-            elif len(stack) >= MAX_PATTERN_DEPTH:
-                return None
-            else:
-                stack.append((child, _kept(child), []))
-            continue
-        stack.pop()
-        inner = PNode(Tag.INTERNAL, node.kind_id, node.type, node.is_named, b"", None, tuple(built))
-        (stack[-1][2] if stack else done).append(inner)
-    return done[0]
-
-
-def _kept(node: Node) -> list[Node]:
-    """The children a pattern node keeps (MISSING tokens dropped), last first (to pop)."""
-    return [c for c in reversed(node.children) if not c.is_missing]
-
-
-def _leaf(node: Node, data: bytes, expando: str) -> PNode | None:
-    """``node`` as a metavariable or a terminal, or None for an inner node."""
-    var = node_meta_var(node, data, expando)
-    if var is not None:
-        text = data[node.start_byte : node.end_byte]
-        return PNode(Tag.META, node.kind_id, node.type, node.is_named, text, var)
-    if node.child_count == 0:
-        text = data[node.start_byte : node.end_byte]
-        return PNode(Tag.TERMINAL, node.kind_id, node.type, node.is_named, text)
-    return None

@@ -35,7 +35,8 @@ from sleuth.ast_search.meta_var import node_meta_var, substitute
 __all__ = ["ERROR_KIND_ID", "Part", "find_problem", "recovered_parts", "recovery_warning"]
 __all__ += ["container_kind", "relexed", "ends_with_token"]
 __all__ += ["HINT_PROBE_CHARS", "MAX_HINT_PARSES", "fragment_hint", "error_position"]
-__all__ += ["node_with_span", "reading_warning", "is_single", "find_kind", "has_kind"]
+__all__ += ["node_with_span", "reading_warning", "type_name_warning", "is_single"]
+__all__ += ["find_kind", "has_kind"]
 
 ERROR_KIND_ID = 65535
 """tree-sitter's built-in ERROR symbol (``(TSSymbol)-1``): the same id in every grammar."""
@@ -105,15 +106,30 @@ def recovery_warning(lang: str, pattern: str, parts: list[Part], hint: str) -> s
     )
 
 
-def reading_warning(lang: str, read_as: str, top_level: str) -> str:
-    """The ``pattern_warning`` of a pattern read in a code context (a function body) as a
-    ``read_as`` node where ast-grep, which parses it at the top level only, reads it as a
-    ``top_level`` node: the two find different nodes (Go's ``$A.Body`` as an expression, not
-    as the type ast-grep finds), so the answer says how to ask for ast-grep's reading."""
+def reading_warning(lang: str, top_level: str, in_body: str) -> str:
+    """The ``pattern_warning`` of a pattern that does not parse at the top level, where
+    ast-grep reads it as a ``top_level`` node and sleuth matches it so, while inside a function
+    body it reads as an ``in_body`` node (Go's ``$A.Body`` a type there and an expression
+    here): the answer says how to ask for the other reading."""
+    other = (
+        f"pass the selector {in_body!r} for that reading"
+        if in_body != top_level
+        else "write it inside a larger snippet (an expression or a call) for that reading"
+    )
     return (
-        f"the ast: pattern is read inside a function body, as a node of kind {read_as!r}; "
-        f"ast-grep reads it at the top level of a {lang} file, as a node of kind {top_level!r}, "
-        f"and finds only those: pass the selector {top_level!r} for that reading"
+        f"the ast: pattern does not parse cleanly at the top level of a {lang} file; it is "
+        f"matched as ast-grep reads it there, as a node of kind {top_level!r}. Inside a "
+        f"function body it reads as another {in_body!r} node: {other}"
+    )
+
+
+def type_name_warning(lang: str, kind: str) -> str:
+    """The ``pattern_warning`` of a qualified name read as a type name, as ast-grep reads it
+    (docs/query.md#strictness-and-selector); ``kind`` is the node kind it is read as."""
+    return (
+        f"the ast: pattern is a qualified name alone; it is read as ast-grep reads it, as a "
+        f"{lang} type name ({kind!r} in a type position), and finds the name where a type "
+        f"stands. To find it used as a value, write it in an expression, e.g. `NAME($$$ARGS)`"
     )
 
 

@@ -94,22 +94,65 @@ def _ast_grep_spans(tmp_path: Path, data: bytes, pattern: str, *args: str) -> li
 
 
 @needs_ast_grep
-def test_a_body_reading_says_how_to_ask_for_ast_greps_top_level_one(tmp_path: Path) -> None:
-    # Go's top level reads `$A.BodyContent` as a type (ast-grep's reading); inside a function
-    # body it is a selector expression, which is what sleuth searches, saying so
+def test_ast_greps_top_level_reading_wins_and_says_how_to_ask_for_the_body_one(
+    tmp_path: Path,
+) -> None:
+    # Go's top level reads `$A.BodyContent` as a type (ast-grep's reading), which sleuth
+    # matches; inside a function body it is a selector expression, one selector away
     pattern = compile_pattern("$A.BodyContent", "go")
     spans = [[m.start_byte, m.end_byte] for m in pattern.find(GO_TYPES)]
-    assert [GO_TYPES[s:e] for s, e in spans] == [b"cfg.BodyContent"]
-    assert pattern.warning is not None
-    assert "kind 'selector_expression'" in pattern.warning
-    assert "the selector 'qualified_type'" in pattern.warning
     ast_grep = _ast_grep_spans(tmp_path, GO_TYPES, "$A.BodyContent")
     assert [GO_TYPES[s:e] for s, e in ast_grep] == [b"hcl.BodyContent"] * 2
-    # the selector the warning names gives exactly ast-grep's answer
-    typed = compile_pattern("$A.BodyContent", "go", selector="qualified_type")
-    assert [[m.start_byte, m.end_byte] for m in typed.find(GO_TYPES)] == ast_grep
+    assert spans == ast_grep
+    assert pattern.warning is not None
+    assert "kind 'qualified_type'" in pattern.warning
+    assert "the selector 'selector_expression'" in pattern.warning
+    # the selector the warning names gives the body's reading
+    body = compile_pattern("$A.BodyContent", "go", selector="selector_expression")
+    assert [GO_TYPES[m.start_byte : m.end_byte] for m in body.find(GO_TYPES)] == [
+        b"cfg.BodyContent"
+    ]
     # a pattern that parses cleanly at the top level says nothing
     assert compile_pattern("func $F() {}", "go").warning is None
+
+
+CPP_NAMES = b"""#include <string>
+struct Set { static int Compile(); };
+int main() {
+  std::string s = "a";
+  std::vector<int> v;
+  auto f = &Set::Compile;
+  return Set::Compile();
+}
+"""
+
+
+@needs_ast_grep
+def test_a_cpp_qualified_name_is_read_as_the_type_ast_grep_reads(tmp_path: Path) -> None:
+    path = tmp_path / "n.cpp"
+    path.write_bytes(CPP_NAMES)
+    for text, found in [
+        ("std::string", [b"std::string"]),
+        ("std::vector<$T>", [b"std::vector<int>"]),
+        ("Set::Compile", []),  # used as a value only: ast-grep finds no type
+    ]:
+        pattern = compile_pattern(text, "cpp")
+        assert [CPP_NAMES[m.start_byte : m.end_byte] for m in pattern.find(CPP_NAMES)] == found
+        assert pattern.warning is not None and "type name" in pattern.warning
+        proc = subprocess.run(
+            [str(AST_GREP), "run", "-p", text, "-l", "cpp", "--json=compact", str(path)],
+            capture_output=True, text=True, timeout=60, check=False,
+        )  # fmt: skip
+        assert proc.returncode in (0, 1) and not proc.stderr  # 1: no match
+        theirs = [m["range"]["byteOffset"] for m in json.loads(proc.stdout)]
+        assert [(m.start_byte, m.end_byte) for m in pattern.find(CPP_NAMES)] == [
+            (r["start"], r["end"]) for r in theirs
+        ]
+    # the value reading is an expression away; a call pattern is not a name alone
+    calls = compile_pattern("Set::Compile($$$A)", "cpp")
+    assert [CPP_NAMES[m.start_byte : m.end_byte] for m in calls.find(CPP_NAMES)] == [
+        b"Set::Compile()"
+    ]
 
 
 @needs_ast_grep

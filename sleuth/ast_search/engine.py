@@ -20,7 +20,7 @@ from tree_sitter import Node, Query, QueryCursor, QueryError, Tree
 from sleuth.ast_search.languages import LangSpec, get_lang_spec
 from sleuth.ast_search.matcher import STRICTNESS, Env, Matcher
 from sleuth.ast_search.pattern import compile_tree
-from sleuth.ast_search.pattern_nodes import CompiledPattern, PNode, Tag
+from sleuth.ast_search.pattern_nodes import CompiledPattern, PNode, Tag, fixed_text
 from sleuth.ast_search.trees import parse
 from sleuth.errors import InvalidQuery
 from sleuth.prefilter import Literals
@@ -74,6 +74,7 @@ class AstPattern:
         self._root = compiled.root
         self._query = _candidate_query(spec, compiled, strictness)
         self._exact = _exact_leaves(self._root, strictness)[:_CHECK_LITERALS]
+        self._gate = fixed_text(self._root)
 
     def __repr__(self) -> str:
         return f"AstPattern(lang={self.lang!r}, strictness={self.strictness!r})"
@@ -88,6 +89,8 @@ class AstPattern:
         """Lower-cased leaf texts every matching file contains, or None."""
         texts = [t.lower() for t in _exact_leaves(self._root, self.strictness)]
         texts += [t.lower() for t in _keywords(self._root, self.strictness)]
+        if len(self._gate) >= 2:
+            texts.append(self._gate.lower())
         unique = sorted(set(texts), key=lambda t: (-len(t), t))[:_MAX_LITERALS]
         return tuple((t,) for t in unique) or None
 
@@ -97,6 +100,8 @@ class AstPattern:
 
     def find(self, data: bytes, tree: Tree | None = None) -> list[AstMatch]:
         """Every match in ``data`` (parsed as ``tree`` if given), in document order."""
+        if self._gate and self._gate not in data:
+            return []  # ast-grep searches only the files that hold the pattern's longest text
         if tree is None:
             tree = self.parse(data)
         matcher = Matcher(self.strictness, data)
@@ -182,7 +187,8 @@ def _candidate_query(spec: LangSpec, compiled: CompiledPattern, strictness: str)
     """A query capturing every node of the root's kind as ``@n``; None means walk the tree."""
     root = compiled.root
     if root.tag is not Tag.META and compiled.any_kind(strictness):
-        return Query(spec.ts_language, "_ @n")  # an ERROR root, or template: any kind
+        # an ERROR root, or template: any kind (``_`` alone leaves out ERROR nodes)
+        return Query(spec.ts_language, "[_ (ERROR)] @n")
     if compiled.root_kind is not None:
         kind, named = compiled.root_kind, True
         if spec.ts_language.id_for_node_kind(kind, True) is None:
@@ -190,7 +196,7 @@ def _candidate_query(spec: LangSpec, compiled: CompiledPattern, strictness: str)
     elif root.tag is Tag.META:
         assert root.var is not None
         # ``(_)`` leaves out ERROR nodes, which a lone metavariable matches in ast-grep too
-        source = "[(_) (ERROR)] @n" if root.var.kind.value == "single" else "_ @n"
+        source = "[(_) (ERROR)] @n" if root.var.kind.value == "single" else "[_ (ERROR)] @n"
         return Query(spec.ts_language, source)
     else:
         kind, named = root.kind, root.named

@@ -83,7 +83,8 @@ class LangSpec:
     snippet was read the wrong way (Go's ``fmt.Errorf(x)`` as a type conversion, C's
     ``kmalloc(x)`` as a macro type), so the contexts are tried for them too. ``name_context``
     reads a pattern that is a qualified name alone (``name_kinds``: C++'s ``std::string``) as a
-    type, as ast-grep does, where the grammar's top-level parse makes it an expression.
+    type, as ast-grep does, where the grammar's top-level parse makes it an expression (with
+    ``name_after_missing`` False, only when that parse is an ERROR, not a MISSING token).
     """
 
     name: str
@@ -94,6 +95,7 @@ class LangSpec:
     language_server: str | None = None
     name_context: Context | None = None
     name_kinds: frozenset[str] = frozenset()
+    name_after_missing: bool = True  # also when the top-level parse only lacks a token
 
     @property
     def extensions(self) -> tuple[str, ...]:
@@ -160,6 +162,11 @@ _SPECS: tuple[LangSpec, ...] = (
         _loader("tree_sitter_rust"),
         contexts=_body("fn __sleuth_ctx__() {\n", "\n}"),
         language_server="rust-analyzer",
+        # ast-grep's parse of `fmt::Debug` recovers a type path; this runtime an expression
+        # path (`std::io::Result`, which parses with a MISSING `;`, is an expression in both)
+        name_context=("type __sleuth_ctx__ = ", ";"),
+        name_kinds=frozenset({"scoped_identifier"}),
+        name_after_missing=False,
     ),
     LangSpec(
         "java",

@@ -123,14 +123,11 @@ class Matcher:
         return _SKIP_CAND if cand_unnamed else _NO_MATCH
 
     def _same_text(self, goal: PNode, cand: Node) -> bool:
-        """Whether a terminal's text equals the candidate's, as ast-grep compares leaves: an
-        unnamed token too (HTML's case-insensitive ``<!doctype`` is not ``<!DOCTYPE``), but
-        without the white space some grammars' scanners put into an unnamed token's span
-        (tree-sitter-bash's ``$(`` after a line continuation starts at the indentation)."""
-        text = self._text(cand)
-        if goal.text == text:
-            return True
-        return not goal.named and goal.text.strip() == text.strip()
+        """Whether a terminal's text matches the candidate's, as ast-grep compares leaves: a
+        named one by its text, an unnamed token by its kind alone (Ruby's ``'`` and ``"``
+        string delimiters are one kind; the file gate, ``pattern_nodes.fixed_text``, is where
+        ast-grep looks at their text)."""
+        return not goal.named or goal.text == self._text(cand)
 
     def _bind(self, goal: PNode, cand: Node, env: Env) -> bool:
         var = goal.var

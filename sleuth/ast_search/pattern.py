@@ -154,17 +154,22 @@ def _their_reading(
 def _as_type_name(
     parser: Parser, top: _Attempt, src: str, selector: str | None, spec: LangSpec, lead: int
 ) -> CompiledPattern | None:
-    """A qualified name alone (C++'s ``std::string``, ``std::vector<$T>``) read as the type
-    ast-grep reads it, where this grammar's top-level parse makes an expression of it (the
+    """A qualified name alone (C++'s ``std::string``, ``std::vector<$T>``, Rust's
+    ``fmt::Debug``) read as the type ast-grep reads it, where this grammar's top-level parse makes an expression of it (the
     name an ``identifier``, not a ``type_identifier``: they match different nodes); None for
     any other pattern."""
     if spec.name_context is None or selector is not None or top.root is None:
         return None
+    first = top.root.child(0)
+    if not spec.name_after_missing and (first is None or not first.is_error):
+        return None
     picked = _pick(top.root, top.data, None, spec).node
-    if picked is None or not has_kind(picked, spec.name_kinds):
+    if picked is not None and picked.type not in spec.name_kinds and picked.named_child_count == 1:
+        picked = picked.named_child(0)  # a statement around the name (with a MISSING `;`)
+    if picked is None or picked.type not in spec.name_kinds:
         return None
     named = _attempt(parser, src, spec.name_context, None, spec)
-    if named.node is None or named.node.type not in spec.name_kinds:
+    if named.node is None:
         return None
     compiled = _finish(named, spec, None, lead)
     return replace(compiled, warning=type_name_warning(spec.name, named.node.type))

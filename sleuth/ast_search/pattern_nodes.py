@@ -12,6 +12,7 @@ from sleuth.ast_search.meta_var import MetaVar, node_meta_var
 from sleuth.ast_search.recovery import ERROR_KIND_ID
 
 __all__ = ["Tag", "PNode", "CompiledPattern", "MAX_PATTERN_DEPTH", "pattern_tree", "anchored"]
+__all__ += ["fixed_text"]
 
 MAX_PATTERN_DEPTH = 256
 """Inner pattern nodes nested inside one another at most: the matcher recurses once per level
@@ -57,13 +58,32 @@ class CompiledPattern:
     warning: str | None = None  # what was recovered from a parse with errors (``recovery``)
 
     def any_kind(self, strictness: str) -> bool:
-        """Whether a candidate of any node kind may match: a root metavariable, an ERROR root
-        (docs/query.md#patterns-that-do-not-parse-cleanly), or ``template``, which compares
-        no kinds; a selector always pins the kind."""
+        """Whether a candidate of any node kind may match: a root metavariable, an inner ERROR
+        root (docs/query.md#patterns-that-do-not-parse-cleanly), or ``template``, which
+        compares no kinds; a selector always pins the kind. An ERROR leaf at the root (CSS's
+        `28px` recovers as one around `px`) is a kind of its own there, as in ast-grep."""
         if self.root_kind_id is not None:
             return False
         root = self.root
-        return root.tag is Tag.META or root.kind_id == ERROR_KIND_ID or strictness == "template"
+        error = root.tag is Tag.INTERNAL and root.kind_id == ERROR_KIND_ID
+        return root.tag is Tag.META or error or strictness == "template"
+
+
+def fixed_text(root: PNode) -> bytes:
+    """The text a file must contain to be searched for ``root``, as ast-grep gates files
+    (docs/query.md#how-tokens-compare): the longest leaf text of the pattern, the first of
+    equal ones in document order; metavariables count as empty. Its unnamed tokens compare by
+    kind alone, so ``"X"`` finds Ruby's ``'X'`` only in a file that holds a ``"``."""
+    if root.tag is Tag.META:
+        return b""
+    if root.tag is Tag.TERMINAL:
+        return root.text
+    longest = b""
+    for child in root.children:  # at most MAX_PATTERN_DEPTH deep
+        text = fixed_text(child)
+        if len(text) > len(longest):
+            longest = text
+    return longest
 
 
 def anchored(root: PNode) -> bool:

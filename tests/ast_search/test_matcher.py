@@ -123,16 +123,20 @@ def test_strictness_differences() -> None:
     assert len(_find("$A = $B", "python", b"f(a=b)\n")) == 0
 
 
-def test_unnamed_tokens_compare_by_text_as_ast_grep_compares_them() -> None:
-    # tree-sitter-html reads the keyword case-insensitively, as one token kind; ast-grep
-    # compares its text, so the lower-case pattern finds only the lower-case doctype
-    html = b"<!doctype html>\n<!DOCTYPE html>\n"
-    spans = [
-        (m.start_byte, m.end_byte) for m in compile_pattern("<!doctype html>", "html").find(html)
-    ]
-    assert spans == [(0, 15)]
-    # ... but not the white space a scanner puts into a token: in tree-sitter-bash a `$(`
-    # that starts a line inside a double-quoted string spans that line's indentation
+def test_unnamed_tokens_compare_by_kind_in_files_that_hold_the_longest_text() -> None:
+    # ast-grep compares an unnamed token by its kind (tree-sitter-html reads the keyword
+    # case-insensitively, as one kind), and searches only files holding the pattern's
+    # longest leaf text: `doctype` here
+    both = b"<!doctype html>\n<!DOCTYPE html>\n"
+    lower = compile_pattern("<!doctype html>", "html")
+    assert [(m.start_byte, m.end_byte) for m in lower.find(both)] == [(0, 15), (16, 31)]
+    assert lower.find(b"<!DOCTYPE html>\n") == []
+    # Ruby's quotes are one kind: `"X"` finds `'X'` where the file holds a `"`
+    ruby = compile_pattern('"X"', "ruby")
+    assert [m.start_byte for m in ruby.find(b"a = \"X\"\nb = 'X'\n")] == [4, 12]
+    assert ruby.find(b"b = 'X'\n") == []
+    # the white space a scanner puts into a token's span changes nothing: in tree-sitter-bash
+    # a `$(` that starts a line inside a double-quoted string spans that line's indentation
     bash = b'eval "t=($(f x 10)\n\t\t   $(f y 20))"\n'
     found = compile_pattern("$($$$ARGS)", "bash").find(bash)
     assert [bash[m.start_byte : m.end_byte].strip() for m in found] == [b"$(f x 10)", b"$(f y 20)"]

@@ -164,8 +164,11 @@ def _as_type_name(
     if not spec.name_after_missing and (first is None or not first.is_error):
         return None
     picked = _pick(top.root, top.data, None, spec).node
-    if picked is not None and picked.type not in spec.name_kinds and picked.named_child_count == 1:
-        picked = picked.named_child(0)  # a statement around the name (with a MISSING `;`)
+    if picked is None:
+        return None
+    inner = picked.named_child(0) if picked.named_child_count == 1 else None
+    if inner is not None and inner.byte_range == picked.byte_range:
+        picked = inner  # a statement around the name alone (with a MISSING `;`)
     if picked is None or picked.type not in spec.name_kinds:
         return None
     named = _attempt(parser, src, spec.name_context, None, spec)

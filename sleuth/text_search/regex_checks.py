@@ -9,6 +9,7 @@ import re2
 from sleuth.errors import InvalidQuery, Unsupported
 
 __all__ = ["caret_message", "invalid", "nul_error", "property_has_newline", "unsupported_error"]
+__all__ += ["word_edge_error"]
 
 
 def caret_message(headline: str, pattern: str, position: int, hint: str) -> str:
@@ -51,3 +52,16 @@ def unsupported_error(pattern: str, position: int, construct: str, spelling: str
         "searches with a Boolean query such as `a NOT b`.",
     )
     return Unsupported(msg, details={"construct": construct, "position": position})
+
+
+def word_edge_error(pattern: str, position: int, spelling: str) -> Unsupported:
+    """ripgrep's word start or end where it is not the ``\\b`` it equals beside a word
+    character: RE2 cannot say it (docs/query.md#regex-regular-expressions)."""
+    msg = caret_message(
+        f"the word boundary `{spelling}` is supported only beside a word character "
+        "(`\\<foo`, `foo\\>`), where it is `\\b`; RE2 has no word start or end of its own",
+        pattern,
+        position,
+        "Write \\b next to the word it bounds, e.g. \\bfoo\\b.",
+    )
+    return Unsupported(msg, details={"construct": "word boundary", "position": position})

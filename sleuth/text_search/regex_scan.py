@@ -19,12 +19,13 @@ from sleuth.text_search.regex_checks import (
     nul_error,
     property_has_newline,
     unsupported_error,
+    word_edge_error,
 )
 
 __all__ = ["Scan", "scan", "caret_message", "invalid"]
 
 _HEX = frozenset("0123456789abcdefABCDEF")
-_FLAGS = frozenset("imsu")
+_FLAGS = frozenset("imsuU")
 _SCRIPT_KEYS = ("Script=", "sc=", "General_Category=", "gc=")
 _PAIRS = (("s", "S"), ("d", "D"), ("w", "W"))
 _UNSUPPORTED_GROUPS = (
@@ -65,6 +66,7 @@ class _Scanner:
         self.stack: list[tuple[int, bool]] = []  # (position of "(", dotall before the group)
         self.dotall = False
         self.property_newline = False  # the last \\p{...} escape holds U+000A
+        self.flags_end = -1  # where the last flag-only group `(?i)` ended: nothing to repeat
 
     # -- output helpers -------------------------------------------------------------------
     def emit(self, text: str, origin: int) -> None:
@@ -103,6 +105,7 @@ class _Scanner:
                 self.i += 1
                 self.atom("other")
             elif c in "*+?":
+                self.repeatable(start)
                 self.i += 1
                 if self.i < len(p) and p[self.i] == "?":
                     self.i += 1
@@ -131,16 +134,31 @@ class _Scanner:
         return self.r
 
     # -- pieces ---------------------------------------------------------------------------
+    def repeatable(self, start: int) -> None:
+        """Refuse a repetition of a flag group (``(?i)+``), which matches no text (as rg)."""
+        if start == self.flags_end:
+            raise invalid(
+                self.p, start, "repetition operator missing expression",
+                "A flag group such as (?i) matches no text: repeat a group, e.g. (?i:ab)+.",
+            )  # fmt: skip
+
     def brace(self) -> None:
         p, start = self.p, self.i
         end = p.find("}", start)
         body = p[start + 1 : end] if end > 0 else ""
         lo, sep, hi = body.partition(",")
+        if end > 0 and not lo and sep and hi.isdecimal():
+            raise invalid(
+                p, start, f"ambiguous repetition `{{{body}}}`",
+                f"Write {{0,{hi}}} for up to {hi}, or \\{{{body}}} for the text (ripgrep refuses "
+                f"`{{,n}}`; other dialects read it either way).",
+            )  # fmt: skip
         if end < 0 or not lo.isdecimal() or not (hi == "" or hi.isdecimal()):
             self.i += 1  # a literal "{", as in RE2 and Rust
             self.emit("\\{", start)
             self.atom("lit", "{")
             return
+        self.repeatable(start)
         if int(lo) > 1000 or (hi and int(hi) > 1000) or (hi and int(hi) < int(lo)):
             raise invalid(
                 p,
@@ -204,7 +222,9 @@ class _Scanner:
                 negate = True
             elif ch not in _FLAGS:
                 what = f"unknown flag `{ch}`" if ch.isalpha() else "unknown group syntax"
-                raise invalid(p, j, what, "Inline flags are i, m, s and u, e.g. (?i) or (?s:...).")
+                raise invalid(
+                    p, j, what, "Inline flags are i, m, s, U and u, e.g. (?i) or (?s:...)."
+                )
             elif ch == "u" and negate:
                 raise invalid(p, j, "Unicode mode cannot be turned off", "Remove `-u`.")
             elif ch != "u":
@@ -222,6 +242,8 @@ class _Scanner:
             self.stack.append((start, self.dotall))
         self.dotall = dotall
         self.i = j + 1
+        if not scoped:
+            self.flags_end = self.i
         if text or scoped:
             self.emit(f"(?{text}{p[j]}", start)
 
@@ -229,7 +251,9 @@ class _Scanner:
         p, start = self.p, self.i
         negated = p.startswith("[^", start)
         j = start + (2 if negated else 1)
-        if negated and p.startswith("]", j):  # [^] : any character (ECMAScript)
+        if negated and p.startswith("]", j) and p.find("]", j + 1) < 0:
+            # [^] with no `]` after it: any character (ECMAScript); with one, `[^]a]` is the
+            # class of neither `]` nor `a`, as in ripgrep, PCRE and Python
             self.i = j + 1
             self.emit("[\\s\\S]", start)
             self.r.multiline = True
@@ -249,6 +273,15 @@ class _Scanner:
         while self.i < len(p) and p[self.i] != "]":
             at = self.i
             value: int | None = None
+            if p.startswith(("&&", "~~"), at) or (
+                p.startswith("--", at) and members and not p.startswith("]", at + 2)
+            ):
+                raise invalid(
+                    p, at, f"class set operation `{p[at : at + 2]}`",
+                    "ripgrep reads && (and), -- (minus) and ~~ (either) in a class as set "
+                    "operations, other dialects as characters: write the class out, or escape "
+                    "them (\\&\\&, \\-\\-, \\~\\~) for the characters.",
+                )  # fmt: skip
             if p[at] == "\\":
                 text, lit = self.escape(in_class=True)
                 newline |= self.property_newline
@@ -331,6 +364,8 @@ class _Scanner:
             return self.property(start, e), "other"
         if e == "b" and in_class:
             return self.code_point(8)
+        if not in_class and (e in "<>" or (e in "bB" and p.startswith("{", self.i))):
+            return self.word_edge(start, e), "zero"
         if e in "bBAz":
             return p[start : self.i], "zero"
         simple = {"n": "\n", "t": "\t", "r": "\r", "f": "\f", "v": "\v", "a": "\a"}
@@ -339,6 +374,42 @@ class _Scanner:
         if e.isalnum() or not e.isascii():
             return p[start : self.i], "other"  # \d \w \s ... (or invalid: RE2 decides)
         return p[start : self.i], e
+
+    def word_edge(self, start: int, e: str) -> str:
+        """ripgrep's word start and end (``\\<``, ``\\>``, ``\\b{start}``, ``\\b{end}``) as
+        the ``\\b`` they equal beside a word character (``\\<foo``, ``foo\\>``); elsewhere RE2
+        has no way to say them."""
+        p = self.p
+        spelling = p[start : self.i]
+        side = {"<": "start", ">": "end"}.get(e)
+        if side is None:
+            close = p.find("}", self.i)
+            name = p[self.i + 1 : close] if close > 0 else ""
+            spelling = p[start : close + 1] if close > 0 else spelling
+            if e == "B" or name not in ("start", "end", "start-half", "end-half"):
+                raise invalid(
+                    p, start, f"unknown word boundary `{spelling}`",
+                    "Write \\b, \\B, \\b{start} or \\b{end} (or \\{ for the text `{`).",
+                )  # fmt: skip
+            self.i = close + 1
+            side = name
+        k = (
+            start - 2
+            if p.startswith("+?", start - 2)
+            else start - 1
+            if p[start - 1 : start] == "+"
+            else start
+        )
+        before = p[k - 1] if k > 0 else ""  # the word character (or \\w) before any `+`
+        escaped = k > 1 and p[k - 2] == "\\"
+        after = p[self.i] if self.i < len(p) else ""
+        word_before = (
+            (before.isalnum() or before == "_") and not escaped or (escaped and before == "w")
+        )
+        word_after = after.isalnum() or after == "_" or p.startswith("\\w", self.i)
+        if (side == "start" and word_after) or (side == "end" and word_before):
+            return "\\b"
+        raise word_edge_error(p, start, spelling)
 
     def code_point(self, value: int) -> tuple[str, str]:
         return f"\\x{{{value:x}}}", chr(value)

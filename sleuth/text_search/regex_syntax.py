@@ -10,11 +10,15 @@ benchmarks/RESULTS.md#measured-constraints):
     \\uXXXX, \\u{X...}   -> \\x{X...}            (surrogate pairs are combined)
     \\cX                -> \\x{..}               control character
     \\0                 -> \\x{0}                (a pattern that must match a NUL is refused)
-    [^]                -> [\\s\\S]               any character, newline included (JS meaning)
-                                             (so ``[^]]`` is that plus ``]``: write ``[^\\]]``)
+    [^]                -> [\\s\\S]               any character, newline included (JS meaning),
+                                             unless a ``]`` follows: ``[^]a]`` is ``[^\\]a]``
+    \\< \\> \\b{start}    -> \\b                   beside a word character (else ``Unsupported``)
     [\\b]               -> [\\x{8}]              backspace inside a class
     \\p{Script=Greek}   -> \\p{Greek}            also sc=, gc=, General_Category=
     (?u) (?iu:...)     -> u dropped             Unicode is always on
+
+Spellings the dialects read differently (``a{,3}``, ``(?i)+``, ``&&``/``--``/``~~`` in a class)
+are ``InvalidQuery`` with a hint (docs/query.md#regex-regular-expressions).
 
 Lookaround, backreferences and atomic groups raise ``Unsupported`` naming the construct; every
 other pattern RE2 rejects raises ``InvalidQuery`` with the 0-based code-point position of the

@@ -130,16 +130,18 @@ int main() {
 RUST_NAMES = b"""use std::fmt;
 impl fmt::Debug for X {}
 fn f() -> std::io::Result<()> { let o = Ordering::Less; Vec::new(); Ok(()) }
+fn g(h: &fmt::Debug) {}
 """
 NAME_CASES = [
     ("cpp", CPP_NAMES, "std::string", [b"std::string"], True),
     ("cpp", CPP_NAMES, "std::vector<$T>", [b"std::vector<int>"], True),
     ("cpp", CPP_NAMES, "Set::Compile", [], True),  # used as a value only: no type to find
-    ("rust", RUST_NAMES, "fmt::Debug", [b"fmt::Debug"], True),
-    ("rust", RUST_NAMES, "fmt::$T", [b"fmt::Debug"], True),
+    ("rust", RUST_NAMES, "fmt::Debug", [b"fmt::Debug", b"fmt::Debug"], True),
+    ("rust", RUST_NAMES, "fmt::$T", [b"fmt::Debug", b"fmt::Debug"], True),
     # parsed with a MISSING `;` rather than an ERROR: an expression path in both engines
     ("rust", RUST_NAMES, "Ordering::Less", [b"Ordering::Less"], False),
     ("rust", RUST_NAMES, "Vec::new()", [b"Vec::new()"], False),  # a call, not a name alone
+    ("rust", RUST_NAMES, "&$A::Debug", [], False),  # an expression: not the `&fmt::Debug` type
 ]
 
 

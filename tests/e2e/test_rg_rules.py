@@ -14,7 +14,9 @@ asked too. The rules (docs/faces.md#which-files-are-searched, docs/query.md):
 * ``\\A`` and ``\\z`` of a line-oriented pattern anchor at each line's ends (rg matches lines one
   by one), of a multi-line one at the file's;
 * an include/exclude glob rg refuses (an unclosed ``[``) is ``invalid_query``;
-* a pattern that must match a NUL (``foo\\x00?``) is ``invalid_query``, as rg refuses it.
+* a pattern that must match a NUL (``foo\\x00?``) is ``invalid_query``, as rg refuses it;
+* rg's word start and end (``\\<``, ``\\>``, ``\\b{start}``), ``(?U)`` and ``[^]a]`` find what
+  rg finds; spellings the dialects read differently (``a{,3}``, ``[a&&b]``) are refused.
 """
 
 from __future__ import annotations
@@ -258,3 +260,33 @@ def test_a_pattern_that_must_match_a_nul_is_refused(pattern: str, tmp_path: Path
         expected = rg_hits(root, ["-e", rg_pattern])
         assert sleuth_hits(root, f"regex:{pattern}") == expected
     assert refused == (pattern in NUL_REFUSED)  # rg refuses exactly the patterns named so
+
+
+# --- regex spellings ripgrep reads its own way ------------------------------------------------
+
+SPELLINGS = [r"\<foo", r"foo\>", r"\<foo\>", r"\b{start}bar\b{end}", r"\w+\>", "[^]a]+", "[^]]x"]
+SPELLINGS += ["(?U)o+", "(?U:o+)b", "[]a]x"]
+SPELLING_TREE: Tree = {
+    "w.txt": "foo bar\nfoobar\nbarfoo\n(foo)\nfoo_x\nxfoo\n]x\nax\nbx\noob\n",
+}
+
+
+@pytest.mark.parametrize("pattern", SPELLINGS)
+def test_ripgreps_regex_spellings_find_what_rg_finds(pattern: str, tmp_path: Path) -> None:
+    root = write(tmp_path / "ws", SPELLING_TREE)
+    expected = rg_hits(root, ["-e", pattern])
+    assert expected  # the premise: rg finds something to agree on
+    assert sleuth_hits(root, f"regex:{pattern}") == expected
+
+
+REFUSED = ["a{,3}", "(?i)+", "x(?m){2}", "[a-z&&[^aeiou]]", "[a--b]", "[a~~b]", r"x\B{start}"]
+
+
+@pytest.mark.parametrize("pattern", REFUSED)
+def test_a_spelling_the_dialects_read_differently_is_refused(pattern: str, tmp_path: Path) -> None:
+    # rg refuses some (a{,3}, (?i)+); reads others as set operations that other dialects read
+    # as characters: sleuth says so rather than pick one reading silently
+    root = write(tmp_path / "ws", SPELLING_TREE)
+    with pytest.raises(InvalidQuery) as info:
+        sleuth_hits(root, f"regex:{pattern}")
+    assert info.value.details["position"] >= 0

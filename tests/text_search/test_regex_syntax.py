@@ -38,7 +38,10 @@ REWRITES = [
     (r"[a-\x{10FFFF}]", r"[a-\x{10ffff}]", False),  # starts past U+000A
     (r"[\b]", r"[\x{8}]", False),
     (r"[\u0041-\u005A]", r"[\x{41}-\x{5a}]", False),
-    ("a{,3}", r"a\{,3}", False),  # not a repetition in ECMAScript or RE2: a literal brace
+    ("a{,}", r"a\{,}", False),  # not a repetition anywhere: a literal brace
+    (r"\<foo\>", r"\bfoo\b", False),  # ripgrep's word start and end beside a word: \b
+    (r"\b{start}\w+\b{end}", r"\b\w+\b", False),
+    ("(?U)a+", "(?U)a+", False),  # RE2 has the swap-greed flag
     ("(?u)x", "x", False),
     ("(?iu:x)y", "(?i:x)y", False),
     ("(?i)todo", "(?i)todo", False),
@@ -60,7 +63,9 @@ REWRITES = [
     (".", ".", False),
     ("a\nb", r"a\nb", True),
     (r"\Q(a\E", r"\Q(a\E", False),
-    (r"[^]]", r"[\s\S]]", True),
+    (r"[^]", r"[\s\S]", True),  # no `]` after it: any character (ECMAScript)
+    (r"[^]]", r"[^\]]", False),  # a `]` after it: not `]`, as in ripgrep, PCRE and Python
+    (r"[^]a]", r"[^\]a]", False),
     ("[]a]", r"[\]a]", False),
 ]
 
@@ -139,6 +144,13 @@ def test_case_sensitive_option() -> None:
         (r"\C", 0),
         (r"\p{Nope}", 0),
         ("a\x00b", 1),
+        ("a{,3}", 1),  # {0,3} in PCRE and Python, a literal in ECMAScript: rg refuses it
+        ("(?i)+", 4),  # a flag group matches no text: nothing to repeat (as rg)
+        ("b?(?m){2}", 6),
+        ("[a-z&&[^aeiou]]", 4),  # ripgrep's class set operations: characters elsewhere
+        ("[a--b]", 2),
+        ("[a~~b]", 2),
+        (r"x\B{start}", 1),
     ],
 )
 def test_invalid_patterns_report_position(pattern: str, position: int) -> None:
@@ -181,3 +193,14 @@ def test_unsupported_constructs(pattern: str, construct: str, position: int) -> 
     assert info.value.message.startswith(construct)
     assert "not supported" in info.value.message
     assert "linear-time" in info.value.message
+
+
+@pytest.mark.parametrize(
+    ("pattern", "position"), [("x\\<", 1), ("\\>x", 0), ("a\\b{start-half}", 1)]
+)
+def test_a_word_edge_away_from_a_word_is_unsupported(pattern: str, position: int) -> None:
+    # ripgrep's word start/end equal \b only beside a word character; RE2 cannot say the rest
+    with pytest.raises(Unsupported) as info:
+        translate(pattern)
+    assert info.value.details == {"construct": "word boundary", "position": position}
+    assert "\\b" in info.value.message

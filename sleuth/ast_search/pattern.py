@@ -155,10 +155,11 @@ def _as_type_name(
     parser: Parser, top: _Attempt, src: str, selector: str | None, spec: LangSpec, lead: int
 ) -> CompiledPattern | None:
     """A qualified name alone (C++'s ``std::string``, ``std::vector<$T>``, Rust's
-    ``fmt::Debug``) read as the type ast-grep reads it, where this grammar's top-level parse makes an expression of it (the
-    name an ``identifier``, not a ``type_identifier``: they match different nodes); None for
-    any other pattern."""
-    if spec.name_context is None or selector is not None or top.root is None:
+    ``fmt::Debug``) read as the type ast-grep reads it, where this grammar's top-level parse
+    makes an expression of it (the name an ``identifier``, not a ``type_identifier``: they
+    match different nodes); a selector picks its node from that reading. None for any other
+    pattern."""
+    if spec.name_context is None or top.root is None:
         return None
     first = top.root.child(0)
     if not spec.name_after_missing and (first is None or not first.is_error):
@@ -171,10 +172,10 @@ def _as_type_name(
         picked = inner  # a statement around the name alone (with a MISSING `;`)
     if picked is None or picked.type not in spec.name_kinds:
         return None
-    named = _attempt(parser, src, spec.name_context, None, spec)
+    named = _attempt(parser, src, spec.name_context, selector, spec)
     if named.node is None:
         return None
-    compiled = _finish(named, spec, None, lead)
+    compiled = _finish(named, spec, selector, lead)
     return replace(compiled, warning=type_name_warning(spec.name, named.node.type))
 
 

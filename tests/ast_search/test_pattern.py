@@ -166,6 +166,23 @@ def test_a_qualified_name_is_read_as_the_type_ast_grep_reads(
     ]
 
 
+@needs_ast_grep
+def test_a_selector_picks_from_the_type_reading_of_a_qualified_name(tmp_path: Path) -> None:
+    path = tmp_path / "n.cpp"
+    path.write_bytes(CPP_NAMES)
+    pattern = compile_pattern("std::string", "cpp", selector="qualified_identifier")
+    proc = subprocess.run(
+        [str(AST_GREP), "run", "-p", "std::string", "--selector", "qualified_identifier",
+         "-l", "cpp", "--json=compact", str(path)],
+        capture_output=True, text=True, timeout=60, check=True,
+    )  # fmt: skip
+    theirs = [m["range"]["byteOffset"] for m in json.loads(proc.stdout)]
+    assert [(m.start_byte, m.end_byte) for m in pattern.find(CPP_NAMES)] == [
+        (r["start"], r["end"]) for r in theirs
+    ]
+    assert theirs  # the premise: the type is found
+
+
 def test_a_cpp_call_through_a_qualified_name_is_a_call() -> None:
     # `Set::Compile($$$A)` at the top level is the most vexing parse (a declaration of `A`):
     # it is read inside a function body, where it is the call

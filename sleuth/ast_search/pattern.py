@@ -49,6 +49,7 @@ from sleuth.ast_search.recovery import (
     fragment_hint,
     has_kind,
     is_single,
+    misreading_warning,
     node_with_span,
     reading_warning,
     recovered_parts,
@@ -113,6 +114,10 @@ def compile_tree(pattern: str, spec: LangSpec, selector: str | None) -> Compiled
         retry = _attempt(parser, src, context, selector, spec)
         if retry.node is not None and not retry.suspect and not relexed(top.root, retry.node):
             compiled = _finish(retry, spec, selector, lead)
+            misread = None if selector is not None else _misreading(top, spec)
+            if misread is not None:
+                warning = misreading_warning(spec.name, misread.type, retry.node.type)
+                return replace(compiled, warning=warning)
             other = None if selector is not None else _top_level_reading(top, spec)
             theirs = None if other is None else _their_reading(parser, top, spec, pattern, src)
             if other is not None and theirs is not None and theirs.root != compiled.root:
@@ -177,6 +182,15 @@ def _as_type_name(
         return None
     compiled = _finish(named, spec, selector, lead)
     return replace(compiled, warning=type_name_warning(spec.name, named.node.type))
+
+
+def _misreading(top: _Attempt, spec: LangSpec) -> Node | None:
+    """The node of the top-level parse when it holds a kind known to be a misreading
+    (``retry_kinds``: C's ``free(p)`` as a macro type), which ast-grep matches; else None."""
+    node = top.node
+    if node is None and top.root is not None:
+        node = _pick(top.root, top.data, None, spec).node
+    return node if node is not None and has_kind(node, spec.retry_kinds) else None
 
 
 def _top_level_reading(top: _Attempt, spec: LangSpec) -> Node | None:

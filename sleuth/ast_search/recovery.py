@@ -36,7 +36,7 @@ __all__ = ["ERROR_KIND_ID", "Part", "find_problem", "recovered_parts", "recovery
 __all__ += ["container_kind", "relexed", "ends_with_token"]
 __all__ += ["HINT_PROBE_CHARS", "MAX_HINT_PARSES", "fragment_hint", "error_position"]
 __all__ += ["node_with_span", "reading_warning", "type_name_warning", "is_single"]
-__all__ += ["find_kind", "has_kind"]
+__all__ += ["find_kind", "has_kind", "misreading_warning"]
 
 ERROR_KIND_ID = 65535
 """tree-sitter's built-in ERROR symbol (``(TSSymbol)-1``): the same id in every grammar."""
@@ -120,6 +120,19 @@ def reading_warning(lang: str, top_level: str, in_body: str) -> str:
         f"the ast: pattern does not parse cleanly at the top level of a {lang} file; it is "
         f"matched as ast-grep reads it there, as a node of kind {top_level!r}. Inside a "
         f"function body it reads as another {in_body!r} node: {other}"
+    )
+
+
+def misreading_warning(lang: str, top_level: str, in_body: str) -> str:
+    """The ``pattern_warning`` of a pattern read inside a function body because its top-level
+    parse is a known misreading (C's ``free(p)`` a macro type, Go's ``fmt.Errorf(x)`` a type
+    conversion, C++'s ``ns::f(x)`` a declaration), which ast-grep keeps and which code in
+    bodies does not hold (docs/query.md#strictness-and-selector)."""
+    return (
+        f"the ast: pattern is read inside a function body, as a node of kind {in_body!r}; "
+        f"ast-grep reads it at the top level of a {lang} file, as a node of kind "
+        f"{top_level!r}, which code inside functions rarely holds: pass the selector "
+        f"{top_level!r} for that reading"
     )
 
 

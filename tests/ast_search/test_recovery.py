@@ -212,8 +212,10 @@ def test_a_pattern_ast_grep_refuses_is_still_refused() -> None:
 def test_a_clean_pattern_has_no_warning() -> None:
     for pattern, lang in [("foo($A)", "python"), ("if ($A) { $$$ }", "cpp"), ("$A", "rust")]:
         assert compile_pattern(pattern, lang).warning is None
-    # read in a code context, as before (docs/query.md#languages): clean, so no warning
-    assert compile_pattern("fmt.Errorf($$$A)", "go").warning is None
+    # read in a code context (docs/query.md#languages): the warning says ast-grep reads it
+    # otherwise, and names the selector for that reading
+    warning = compile_pattern("fmt.Errorf($$$A)", "go").warning
+    assert warning is not None and "the selector 'type_conversion_expression'" in warning
 
 
 def test_the_warning_names_each_recovered_part_in_pattern_positions() -> None:

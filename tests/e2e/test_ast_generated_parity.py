@@ -112,9 +112,16 @@ def _candidates(lang: str, files: list[Path], rng: random.Random) -> list[tuple[
     return out
 
 
-def _ast_grep(root: Path, pattern: str, lang: str) -> set[Hit] | None:
+Options = dict[str, str]
+"""``strictness`` and ``selector`` when set: the same for both engines."""
+
+
+def _ast_grep(
+    root: Path, pattern: str, lang: str, options: Options | None = None
+) -> set[Hit] | None:
+    flags = [arg for key, value in (options or {}).items() for arg in (f"--{key}", value)]
     proc = subprocess.run(
-        [tool("ast-grep"), "run", "-p", pattern, "-l", lang, "--json=compact", "."],
+        [tool("ast-grep"), "run", "-p", pattern, "-l", lang, *flags, "--json=compact", "."],
         cwd=root, capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
     if proc.returncode not in (0, 1) or proc.stderr.strip():
@@ -127,11 +134,13 @@ def _ast_grep(root: Path, pattern: str, lang: str) -> set[Hit] | None:
     }  # fmt: skip
 
 
-def _sleuth(wb: Workbench, pattern: str, lang: str) -> set[Hit]:
+def _sleuth(wb: Workbench, pattern: str, lang: str, options: Options | None = None) -> set[Hit]:
     hits: set[Hit] = set()
     cursor: str | None = None
     for _ in range(1000):
-        page = wb.search(f"ast:{pattern}", lang=lang, limit=500, cursor=cursor, context=0).to_json()
+        page = wb.search(
+            f"ast:{pattern}", lang=lang, limit=500, cursor=cursor, context=0, **(options or {})
+        ).to_json()
         hits |= {(m["path"], m["start_byte"], m["end_byte"]) for m in page["matches"]}
         cursor = page.get("next_cursor")
         if cursor is None:
@@ -172,4 +181,53 @@ def test_generated_patterns_match_what_ast_grep_matches(
                     f"{sorted(ours - theirs)[:3]}, only ast-grep {sorted(theirs - ours)[:3]}"
                 )
     assert len(kept) == PATTERNS, f"{name}: only {len(kept)} patterns both engines read"
+    assert not differ, f"{name} ({lang}): " + "\n".join(differ)
+
+
+STRICTNESS = ["cst", "smart", "ast", "relaxed", "signature", "template"]
+OPTION_CORPORA = ["django", "rxjs", "tokio", "psutil", "django-css", "scala"]
+OPTION_PATTERNS = 12
+
+
+@pytest.mark.parametrize("name", OPTION_CORPORA)
+def test_generated_patterns_with_a_strictness_or_a_selector_match_ast_grep(
+    name: str, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    # the same patterns, each with a seeded strictness, or cut from a node's parent or
+    # grandparent with that node's kind as the selector (ast-grep's contextual patterns)
+    root = tmp_path_factory.mktemp(f"opt-{name}")
+    lang, files = _sample(name, root)
+    rng = random.Random(f"{name}-options")
+    kept: list[str] = []
+    differ: list[str] = []
+    with Workbench(root, build_index=False) as wb:
+        for data, node in _candidates(lang, files, rng):
+            if len(kept) >= OPTION_PATTERNS:
+                break
+            options: Options = {}
+            parent = node.parent
+            if rng.random() < 0.5 and parent is not None and parent.parent is not None:
+                options["selector"] = node.type
+                node = parent if rng.random() < 0.6 else parent.parent
+                if node.end_byte - node.start_byte > 200:
+                    continue
+            else:
+                options["strictness"] = rng.choice(STRICTNESS)
+            pattern = _pattern(data, node, rng)
+            if pattern in kept or not pattern.strip() or pattern.startswith("$"):
+                continue
+            try:
+                compiled = compile_pattern(pattern, lang, selector=options.get("selector"))
+            except SleuthError:
+                continue
+            if compiled.warning is not None:
+                continue
+            theirs = _ast_grep(root, pattern, lang, options)
+            if theirs is None:
+                continue
+            kept.append(pattern)
+            ours = _sleuth(wb, pattern, lang, options)
+            if ours != theirs:
+                differ.append(f"{pattern!r} {options}: sleuth {len(ours)}, ast-grep {len(theirs)}")
+    assert len(kept) == OPTION_PATTERNS, f"{name}: only {len(kept)} patterns both engines read"
     assert not differ, f"{name} ({lang}): " + "\n".join(differ)

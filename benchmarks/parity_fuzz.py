@@ -120,6 +120,8 @@ def run_ast(args: argparse.Namespace) -> int:
                     if rng.random() < 0.5:
                         options["selector"] = node.type
                         node = node.parent if rng.random() < 0.6 else node.parent.parent
+                        if node.end_byte - node.start_byte > 200:
+                            continue  # a pattern of a whole class or file: not the point
                     else:
                         options["strictness"] = rng.choice(strictness)
                 pattern = _pattern(data, node, rng)

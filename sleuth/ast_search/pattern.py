@@ -55,6 +55,7 @@ from sleuth.ast_search.recovery import (
     recovered_parts,
     recovery_warning,
     relexed,
+    selected_reading_warning,
     type_name_warning,
 )
 from sleuth.errors import InvalidQuery
@@ -118,12 +119,17 @@ def compile_tree(pattern: str, spec: LangSpec, selector: str | None) -> Compiled
             if misread is not None:
                 warning = misreading_warning(spec.name, misread.type, retry.node.type)
                 return replace(compiled, warning=warning)
-            other = None if selector is not None else _top_level_reading(top, spec)
-            theirs = None if other is None else _their_reading(parser, top, spec, pattern, src)
+            other = _top_level_reading(top, spec, selector)
+            theirs = (
+                None if other is None else _their_reading(parser, top, spec, selector, pattern, src)
+            )
             if other is not None and theirs is not None and theirs.root != compiled.root:
                 # ast-grep parses at the top level only: its reading is the answer, and the
                 # body's reading is one selector away (docs/query.md#strictness-and-selector)
-                warning = reading_warning(spec.name, other.type, retry.node.type)
+                if selector is not None:
+                    warning = selected_reading_warning(spec.name, selector)
+                else:
+                    warning = reading_warning(spec.name, other.type, retry.node.type)
                 return replace(theirs, warning=warning)
             return compiled
     if top.node is not None:
@@ -146,12 +152,12 @@ def _as_given(
 
 
 def _their_reading(
-    parser: Parser, top: _Attempt, spec: LangSpec, pattern: str, src: str
+    parser: Parser, top: _Attempt, spec: LangSpec, selector: str | None, pattern: str, src: str
 ) -> CompiledPattern | None:
     """The pattern as ast-grep reads it from the top-level parse ``top``, or None when that
     reading is refused (it would match anything, or is not one node)."""
     try:
-        return _recover(parser, top, spec, None, pattern, src)
+        return _recover(parser, top, spec, selector, pattern, src)
     except InvalidQuery:
         return None
 
@@ -193,14 +199,15 @@ def _misreading(top: _Attempt, spec: LangSpec) -> Node | None:
     return node if node is not None and has_kind(node, spec.retry_kinds) else None
 
 
-def _top_level_reading(top: _Attempt, spec: LangSpec) -> Node | None:
+def _top_level_reading(top: _Attempt, spec: LangSpec, selector: str | None) -> Node | None:
     """The node ast-grep reads a pattern as, when that is a construct of its own: the node
-    its recovered top-level parse picks, unless it holds a kind known to be a misreading
-    (``retry_kinds``: Go's call read as a type conversion, C's as a macro type), whose
-    function-body reading is the point (docs/query.md#strictness-and-selector)."""
+    its recovered top-level parse picks (the selector's first one), unless it holds a kind
+    known to be a misreading (``retry_kinds``: Go's call read as a type conversion, C's as a
+    macro type), whose function-body reading is the point
+    (docs/query.md#strictness-and-selector)."""
     if top.node is not None or top.root is None:
         return None  # clean at the top level (a suspect reading), or nothing to pick
-    node = _pick(top.root, top.data, None, spec).node
+    node = _pick(top.root, top.data, selector, spec).node
     if node is None or node.is_error or has_kind(node, spec.retry_kinds):
         return None
     return node

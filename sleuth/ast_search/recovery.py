@@ -36,7 +36,7 @@ __all__ = ["ERROR_KIND_ID", "Part", "find_problem", "recovered_parts", "recovery
 __all__ += ["container_kind", "relexed", "ends_with_token"]
 __all__ += ["HINT_PROBE_CHARS", "MAX_HINT_PARSES", "fragment_hint", "error_position"]
 __all__ += ["node_with_span", "reading_warning", "type_name_warning", "is_single"]
-__all__ += ["find_kind", "has_kind", "misreading_warning"]
+__all__ += ["find_kind", "has_kind", "misreading_warning", "selected_reading_warning"]
 
 ERROR_KIND_ID = 65535
 """tree-sitter's built-in ERROR symbol (``(TSSymbol)-1``): the same id in every grammar."""
@@ -120,6 +120,17 @@ def reading_warning(lang: str, top_level: str, in_body: str) -> str:
         f"the ast: pattern does not parse cleanly at the top level of a {lang} file; it is "
         f"matched as ast-grep reads it there, as a node of kind {top_level!r}. Inside a "
         f"function body it reads as another {in_body!r} node: {other}"
+    )
+
+
+def selected_reading_warning(lang: str, selector: str) -> str:
+    """The ``pattern_warning`` of a pattern with a selector whose top-level parse holds an
+    error: as in ast-grep, the selector's node is the first of that parse, which a function
+    body's reading would place elsewhere."""
+    return (
+        f"the ast: pattern does not parse cleanly at the top level of a {lang} file; as in "
+        f"ast-grep, the selector {selector!r} picks the first such node of that parse (read "
+        f"inside a function body, the pattern would give another one)"
     )
 
 

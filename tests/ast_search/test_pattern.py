@@ -333,3 +333,25 @@ def test_an_error_rooted_pattern_finds_the_nodes_ast_grep_finds(tmp_path: Path, 
     assert ours == theirs
     if text != "100%":
         assert ours  # something to agree on
+
+
+GO_CONDITIONS = b"""package m
+func f() {
+\tif a.T == x.A || a.T == x.B {
+\t}
+\tok := a.T == x.C
+}
+"""
+
+
+@needs_ast_grep
+def test_a_selector_picks_the_first_node_of_ast_greps_top_level_parse(tmp_path: Path) -> None:
+    # the statement does not parse at Go's top level; ast-grep's selector takes the first
+    # binary expression of that parse (`a.T == $X.$Y`), not the `||` a function body reads
+    text = "a.T == $X.$Y || a.T == $X.$Z"
+    pattern = compile_pattern(text, "go", selector="binary_expression")
+    assert pattern.warning is not None and "first such node" in pattern.warning
+    theirs = _ast_grep_spans(tmp_path, GO_CONDITIONS, text, "--selector", "binary_expression")
+    ours = [[m.start_byte, m.end_byte] for m in pattern.find(GO_CONDITIONS)]
+    assert ours == theirs
+    assert [GO_CONDITIONS[s:e] for s, e in ours] == [b"a.T == x.A", b"a.T == x.B", b"a.T == x.C"]

@@ -403,10 +403,9 @@ class _Scanner:
         before = p[k - 1] if k > 0 else ""  # the word character (or \\w) before any `+`
         escaped = k > 1 and p[k - 2] == "\\"
         after = p[self.i] if self.i < len(p) else ""
-        word_before = (
-            (before.isalnum() or before == "_") and not escaped or (escaped and before == "w")
-        )
-        word_after = after.isalnum() or after == "_" or p.startswith("\\w", self.i)
+        # ASCII word characters only: RE2's \\b is ASCII (ripgrep's is Unicode)
+        word_before = (_ascii_word(before) and not escaped) or (escaped and before == "w")
+        word_after = _ascii_word(after) or p.startswith("\\w", self.i)
         if (side == "start" and word_after) or (side == "end" and word_before):
             return "\\b"
         raise word_edge_error(p, start, spelling)
@@ -453,6 +452,10 @@ class _Scanner:
         self.i = close + 1
         self.property_newline = e == "p" and property_has_newline(f"\\p{{{name}}}")
         return f"\\{e}{{{name}}}"
+
+
+def _ascii_word(ch: str) -> bool:
+    return ch.isascii() and (ch.isalnum() or ch == "_")
 
 
 def scan(pattern: str) -> Scan:

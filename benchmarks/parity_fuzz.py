@@ -15,8 +15,8 @@ Three runs, each printing every disagreement and a summary line per target:
     flags, ripgrep-only spellings), by ``rg`` and by sleuth's ``regex:``; the sets of
     ``(path, line)`` must be equal, or both must refuse the pattern. sleuth's deliberate
     refusals (rg's word edges away from a word, class set operations, ``a{,3}``) are counted
-    apart; ``\\w \\d \\s \\b`` (ASCII in sleuth, Unicode in rg) and ``\\cA`` (accepted
-    by sleuth, refused by rg) are left out of the mix (docs/query.md).
+    apart; ``\\w \\d \\b`` (ASCII in sleuth, Unicode in rg) and ``\\cA`` (accepted by
+    sleuth, refused by rg) are left out of the mix (docs/query.md).
 ``ignore``
     Random trees with random ignore files; sleuth's listing against ``git ls-files -o
     --exclude-standard`` (``--mode git``) or ``rg --files`` (``--mode rg``; POSIX classes such as
@@ -156,7 +156,22 @@ def run_ast(args: argparse.Namespace) -> int:
 
 WORDS = ["foo", "bar", "line", "return", "Foo", "x", "é", "σ", "Σ", "ß", "k", "K", "ı", "д"]
 WORDS += ["日本", "1", "42", "\\.", "_", " ", "TODO", "end", "a", "=", ";", "\\$", "\\(", "#"]
-ATOMS = [".", "[a-z]", "[A-Z]", "[^ ]", "[0-9]", "[[:alpha:]]", "^", "$", "[^\\n]", "\\p{L}"]
+ATOMS = [
+    ".",
+    "\\s",
+    "\\S",
+    "[\\s]",
+    "[^\\s]",
+    "[a-z]",
+    "[A-Z]",
+    "[^ ]",
+    "[0-9]",
+    "[[:alpha:]]",
+    "^",
+    "$",
+    "[^\\n]",
+    "\\p{L}",
+]
 ATOMS += ["\\pL", "[α-ω]", "\\x41", "\\t", "\\r", "[é]", "(?i)", "(?-i)", "(?s)", "(?U)"]
 ATOMS += ["[[:^alpha:]]", "\\pN", "\\x{1F600}", "(|a)", "(?P<n>o)", "(?<m>o)", "[]a]", "[^]a]"]
 ATOMS += ["\\<", "\\>", "\\b{start}", "\\b{end}", "a{,3}", "[a-z&&[^aeiou]]", "x{2,1}", "\\A"]

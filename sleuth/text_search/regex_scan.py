@@ -25,6 +25,9 @@ from sleuth.text_search.regex_checks import (
 __all__ = ["Scan", "scan", "caret_message", "invalid"]
 
 _HEX = frozenset("0123456789abcdefABCDEF")
+_SPACE = "\\t-\\r\\x{85}\\p{Z}"
+"""Unicode White_Space as class members: U+0009-U+000D, U+0085 and the separators
+(U+0020, U+00A0, U+1680, U+2000-U+200A, U+2028, U+2029, U+202F, U+205F, U+3000)."""
 _FLAGS = frozenset("imsuU")
 _SCRIPT_KEYS = ("Script=", "sc=", "General_Category=", "gc=")
 _PAIRS = (("s", "S"), ("d", "D"), ("w", "W"))
@@ -285,8 +288,8 @@ class _Scanner:
             if p[at] == "\\":
                 text, lit = self.escape(in_class=True)
                 newline |= self.property_newline
-                if len(text) == 2:
-                    letters.add(text[1])
+                if self.i - at == 2:  # a shorthand as written (\\s may be spelled out)
+                    letters.add(p[at + 1])
                 value = ord(lit) if len(lit) == 1 else None
                 self.emit(text, at)
             elif p.startswith("[:", at) and p.find(":]", at + 2) > 0:
@@ -362,6 +365,10 @@ class _Scanner:
             return p[start : self.i], "other"
         if e in "pP":
             return self.property(start, e), "other"
+        if e == "s":  # Unicode White_Space, as ripgrep's and ECMAScript's (RE2's is ASCII)
+            return (_SPACE if in_class else f"[{_SPACE}]"), "other"
+        if e == "S" and not in_class:  # inside a class RE2's ASCII \\S stays (no nesting)
+            return f"[^{_SPACE}]", "other"
         if e == "b" and in_class:
             return self.code_point(8)
         if not in_class and (e in "<>" or (e in "bB" and p.startswith("{", self.i))):

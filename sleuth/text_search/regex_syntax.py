@@ -24,8 +24,8 @@ Lookaround, backreferences and atomic groups raise ``Unsupported`` naming the co
 other pattern RE2 rejects raises ``InvalidQuery`` with the 0-based code-point position of the
 error and a caret line. Nothing falls back silently.
 
-Semantics chosen (and why): ``\\w \\d \\b \\s`` are ASCII, as in ECMAScript and RE2 (ripgrep's
-are Unicode); ``^``/``$`` are always line anchors, as in ripgrep (the pattern is compiled in
+Semantics chosen (and why): ``\\w \\d \\b`` are ASCII, as in ECMAScript and RE2 (ripgrep's
+are Unicode); ``\\s`` is Unicode White_Space, as in ripgrep and ECMAScript (RE2's is ASCII); ``^``/``$`` are always line anchors, as in ripgrep (the pattern is compiled in
 multi-line mode), and so are ``\\A``/``\\z`` unless the pattern is multi-line (ripgrep matches
 each line on its own). ``Translated.multiline`` says whether the pattern can match a newline:
 only an explicit ``\\n`` (or an escape spelling U+000A), a class holding one (listed, in a range such as

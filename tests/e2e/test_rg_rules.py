@@ -15,8 +15,8 @@ asked too. The rules (docs/faces.md#which-files-are-searched, docs/query.md):
   by one), of a multi-line one at the file's;
 * an include/exclude glob rg refuses (an unclosed ``[``) is ``invalid_query``;
 * a pattern that must match a NUL (``foo\\x00?``) is ``invalid_query``, as rg refuses it;
-* rg's word start and end (``\\<``, ``\\>``, ``\\b{start}``), ``(?U)`` and ``[^]a]`` find what
-  rg finds; spellings the dialects read differently (``a{,3}``, ``[a&&b]``) are refused.
+* rg's word start and end (``\\<``, ``\\>``, ``\\b{start}``), ``(?U)``, ``[^]a]`` and ``\\s``
+  (Unicode white space) find what rg finds; spellings the dialects read differently (``a{,3}``, ``[a&&b]``) are refused.
 """
 
 from __future__ import annotations
@@ -265,9 +265,10 @@ def test_a_pattern_that_must_match_a_nul_is_refused(pattern: str, tmp_path: Path
 # --- regex spellings ripgrep reads its own way ------------------------------------------------
 
 SPELLINGS = [r"\<foo", r"foo\>", r"\<foo\>", r"\b{start}bar\b{end}", r"\w+\>", "[^]a]+", "[^]]x"]
-SPELLINGS += ["(?U)o+", "(?U:o+)b", "[]a]x"]
+SPELLINGS += ["(?U)o+", "(?U:o+)b", "[]a]x", r"a\sb", r"^\S+$", r"[\s]b", r"a[^\s]b"]
 SPELLING_TREE: Tree = {
     "w.txt": "foo bar\nfoobar\nbarfoo\n(foo)\nfoo_x\nxfoo\n]x\nax\nbx\noob\n",
+    "s.txt": "a b\na\u00a0b\na\u3000b\na\u2028b\na\tb\na\x0bb\naxb\n",  # Unicode spaces
 }
 
 

@@ -22,7 +22,7 @@ import json
 import random
 import shutil
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -148,79 +148,33 @@ def _sleuth(wb: Workbench, pattern: str, lang: str, options: Options | None = No
     raise AssertionError(f"more than 1000 pages for {pattern!r}")
 
 
-@pytest.mark.parametrize("name", CORPORA)
-def test_generated_patterns_match_what_ast_grep_matches(
-    name: str, tmp_path_factory: pytest.TempPathFactory
-) -> None:
-    root = tmp_path_factory.mktemp(f"gen-{name}")
+Chooser = Callable[[Node, random.Random], tuple[Node, Options] | None]
+"""What a run cuts its pattern from and with which options (None: skip the node)."""
+
+
+def _compare(name: str, root: Path, seed: str, count: int, choose: Chooser) -> None:
+    """Cut ``count`` patterns both engines read cleanly from a sample of corpus ``name``
+    and assert that every one matches the same nodes in both."""
     lang, files = _sample(name, root)
     assert len(files) >= FILES // 2, f"{name}: too few files sampled"
-    rng = random.Random(f"{name}-patterns")
+    rng = random.Random(f"{name}-{seed}")
     kept: list[str] = []
     differ: list[str] = []
     with Workbench(root, build_index=False) as wb:
-        for data, node in _candidates(lang, files, rng):
-            if len(kept) >= PATTERNS:
+        for data, candidate in _candidates(lang, files, rng):
+            if len(kept) >= count:
                 break
+            chosen = choose(candidate, rng)
+            if chosen is None:
+                continue
+            node, options = chosen
             pattern = _pattern(data, node, rng)
             if pattern in kept or not pattern.strip() or pattern.startswith("$"):
                 continue
             try:
-                if compile_pattern(pattern, lang).warning is not None:
+                if compile_pattern(pattern, lang, selector=options.get("selector")).warning:
                     continue
             except SleuthError:
-                continue
-            theirs = _ast_grep(root, pattern, lang)
-            if theirs is None:
-                continue
-            kept.append(pattern)
-            ours = _sleuth(wb, pattern, lang)
-            if ours != theirs:
-                differ.append(
-                    f"{pattern!r}: sleuth {len(ours)}, ast-grep {len(theirs)}; only sleuth "
-                    f"{sorted(ours - theirs)[:3]}, only ast-grep {sorted(theirs - ours)[:3]}"
-                )
-    assert len(kept) == PATTERNS, f"{name}: only {len(kept)} patterns both engines read"
-    assert not differ, f"{name} ({lang}): " + "\n".join(differ)
-
-
-STRICTNESS = ["cst", "smart", "ast", "relaxed", "signature", "template"]
-OPTION_CORPORA = ["django", "rxjs", "tokio", "psutil", "django-css", "scala"]
-OPTION_PATTERNS = 12
-
-
-@pytest.mark.parametrize("name", OPTION_CORPORA)
-def test_generated_patterns_with_a_strictness_or_a_selector_match_ast_grep(
-    name: str, tmp_path_factory: pytest.TempPathFactory
-) -> None:
-    # the same patterns, each with a seeded strictness, or cut from a node's parent or
-    # grandparent with that node's kind as the selector (ast-grep's contextual patterns)
-    root = tmp_path_factory.mktemp(f"opt-{name}")
-    lang, files = _sample(name, root)
-    rng = random.Random(f"{name}-options")
-    kept: list[str] = []
-    differ: list[str] = []
-    with Workbench(root, build_index=False) as wb:
-        for data, node in _candidates(lang, files, rng):
-            if len(kept) >= OPTION_PATTERNS:
-                break
-            options: Options = {}
-            parent = node.parent
-            if rng.random() < 0.5 and parent is not None and parent.parent is not None:
-                options["selector"] = node.type
-                node = parent if rng.random() < 0.6 else parent.parent
-                if node.end_byte - node.start_byte > 200:
-                    continue
-            else:
-                options["strictness"] = rng.choice(STRICTNESS)
-            pattern = _pattern(data, node, rng)
-            if pattern in kept or not pattern.strip() or pattern.startswith("$"):
-                continue
-            try:
-                compiled = compile_pattern(pattern, lang, selector=options.get("selector"))
-            except SleuthError:
-                continue
-            if compiled.warning is not None:
                 continue
             theirs = _ast_grep(root, pattern, lang, options)
             if theirs is None:
@@ -228,6 +182,42 @@ def test_generated_patterns_with_a_strictness_or_a_selector_match_ast_grep(
             kept.append(pattern)
             ours = _sleuth(wb, pattern, lang, options)
             if ours != theirs:
-                differ.append(f"{pattern!r} {options}: sleuth {len(ours)}, ast-grep {len(theirs)}")
-    assert len(kept) == OPTION_PATTERNS, f"{name}: only {len(kept)} patterns both engines read"
+                differ.append(
+                    f"{pattern!r} {options}: sleuth {len(ours)}, ast-grep {len(theirs)}; only "
+                    f"sleuth {sorted(ours - theirs)[:3]}, only ast-grep {sorted(theirs - ours)[:3]}"
+                )
+    assert len(kept) == count, f"{name}: only {len(kept)} patterns both engines read"
     assert not differ, f"{name} ({lang}): " + "\n".join(differ)
+
+
+@pytest.mark.parametrize("name", CORPORA)
+def test_generated_patterns_match_what_ast_grep_matches(
+    name: str, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    root = tmp_path_factory.mktemp(f"gen-{name}")
+    _compare(name, root, "patterns", PATTERNS, lambda node, _rng: (node, {}))
+
+
+STRICTNESS = ["cst", "smart", "ast", "relaxed", "signature", "template"]
+OPTION_CORPORA = ["django", "rxjs", "tokio", "psutil", "django-css", "scala"]
+OPTION_PATTERNS = 12
+
+
+def _with_options(node: Node, rng: random.Random) -> tuple[Node, Options] | None:
+    """A seeded strictness, or the node's kind as the selector of a pattern cut from its
+    parent or grandparent (ast-grep's contextual patterns)."""
+    parent = node.parent
+    if rng.random() < 0.5 and parent is not None and parent.parent is not None:
+        outer = parent if rng.random() < 0.6 else parent.parent
+        if outer.end_byte - outer.start_byte > 200:
+            return None
+        return outer, {"selector": node.type}
+    return node, {"strictness": rng.choice(STRICTNESS)}
+
+
+@pytest.mark.parametrize("name", OPTION_CORPORA)
+def test_generated_patterns_with_a_strictness_or_a_selector_match_ast_grep(
+    name: str, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    root = tmp_path_factory.mktemp(f"opt-{name}")
+    _compare(name, root, "options", OPTION_PATTERNS, _with_options)

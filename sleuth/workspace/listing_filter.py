@@ -86,8 +86,8 @@ def derive_listing(
         if hit is None:
             excluded, included = verdict(folder.rpartition("/")[0])
             if not excluded:
-                excluded = exclude_match is not None and exclude_match(folder)
-                included = included or (include_match is not None and include_match(folder))
+                excluded = exclude_match is not None and exclude_match(folder, True)
+                included = included or (bool(include) and include.takes_whole(folder))
             hit = verdicts[folder] = (excluded, included)
         return hit
 
@@ -102,9 +102,9 @@ def derive_listing(
         if folder != last_folder:
             excluded, included = verdicts.get(folder) or verdict(folder)
             last_folder = folder
-        if excluded or (exclude_match is not None and exclude_match(path)):
+        if excluded or (exclude_match is not None and exclude_match(path, False)):
             continue
-        if not included and (include_match is None or not include_match(path)):
+        if not included and (include_match is None or not include_match(path, False)):
             continue
         if cap is not None and entry.size > cap:
             too_large += 1

@@ -92,6 +92,28 @@ def _folder_variant(glob: str, whole_folder: bool) -> str | None:
     return None
 
 
+_WILDCARDS = frozenset("*?[{\\")
+
+
+class _Matcher:
+    """Compiled globs: a path regex, a base-name regex and exact base names."""
+
+    __slots__ = ("path_re", "base_re", "names")
+
+    def __init__(self, globs: Sequence[str], named: Sequence[str]) -> None:
+        self.path_re, self.base_re, self.names = _compiled(globs, named)
+
+    def match(self, rel: str) -> bool:
+        if self.path_re is not None and self.path_re(rel):
+            return True
+        if self.base_re is None and self.names is None:
+            return False
+        base = rel[rel.rfind("/") + 1 :]
+        if self.names is not None and base in self.names:
+            return True
+        return self.base_re is not None and self.base_re(base) is not None
+
+
 class PathGlobs:
     """A set of user globs (``include``, ``exclude``, ``deny``) compiled into two regexes.
 
@@ -99,62 +121,90 @@ class PathGlobs:
     naming it, so a mistyped glob never silently matches nothing (nor a deny list cloak less).
     A glob ending in ``/`` also matches the folder itself (so the walker prunes or takes it
     whole), and with ``whole_folder=True`` so does one ending in ``/**``: ``secrets/**`` cloaks
-    ``secrets`` as well as what is inside it.
+    ``secrets`` as well as what is inside it. Those folder readings match folders only when
+    the caller says what ``rel`` is (``folder``): an exclude ``lib/`` keeps a file named
+    ``lib``, as rg does; a deny list asks without saying, and hides such a file too. An include
+    takes a folder whole (``takes_any_level``) only by a glob without wildcards (``src``,
+    ``src/utils``) or one ending in ``/``; ``a*`` keeps the files it matches, not what lies
+    below a folder ``a.py``, as in rg (docs/query.md#options).
     """
 
-    __slots__ = ("globs", "_path_re", "_base_re", "_base_names")
+    __slots__ = ("globs", "_all", "_folders", "_whole")
 
     def __init__(self, globs: Sequence[str], *, whole_folder: bool = False) -> None:
         self.globs = tuple(globs)
-        path_bodies: list[str] = []
-        base_bodies: list[str] = []
-        names: set[str] = set()  # globs that are one exact base name: a set lookup
+        folders: list[str] = []
+        raws: list[str] = []  # the glob each folder reading comes from (for its errors)
         for raw in self.globs:
-            variants = [raw]
             folder = _folder_variant(raw, whole_folder)
             if folder is not None:
-                variants.append(folder)
-            for glob in variants:
-                try:
-                    pattern = parse_glob(glob)
-                except GlobSyntaxError as exc:
-                    raise exc.invalid_query(raw) from None
-                if pattern is None:
-                    continue
-                if pattern.name is not None:
-                    names.add(pattern.name)
-                elif pattern.name_regex is not None:
-                    base_bodies.append(pattern.name_regex)
-                else:
-                    path_bodies.append(pattern.regex)
-        self._path_re = _alternation(path_bodies)
-        self._base_re = _alternation(base_bodies)
-        self._base_names = frozenset(names) or None
+                folders.append(folder)
+                raws.append(raw)
+        self._all = _Matcher(self.globs, self.globs)
+        self._folders = _Matcher(folders, raws) if folders else None
+        plain = [g for g in self.globs if not _WILDCARDS.intersection(g)]
+        whole = plain + folders
+        self._whole = _Matcher(whole, plain + raws) if whole else None
 
     def __bool__(self) -> bool:
-        return self._path_re is not None or self._base_re is not None or bool(self._base_names)
+        m = self._all
+        return m.path_re is not None or m.base_re is not None or bool(m.names)
 
-    def match(self, rel: str) -> bool:
-        """True when one glob matches ``rel`` itself (not its folders)."""
-        if self._path_re is not None and self._path_re(rel):
+    def match(self, rel: str, folder: bool | None = None) -> bool:
+        """True when one glob matches ``rel`` itself (not its folders); ``folder`` says
+        whether ``rel`` is a folder (None: not known, and the folder readings count)."""
+        if self._all.match(rel):
             return True
-        if self._base_re is None and self._base_names is None:
-            return False
-        base = rel[rel.rfind("/") + 1 :]
-        if self._base_names is not None and base in self._base_names:
-            return True
-        return self._base_re is not None and self._base_re(base) is not None
+        return folder is not False and self._folders is not None and self._folders.match(rel)
 
     def literal_names(self) -> frozenset[str] | None:
         """The base names these globs match when every glob is one exact name (``vendor``,
         ``__init__.py``), else None: such globs match a path only by its last part."""
-        if self._path_re is not None or self._base_re is not None:
+        if self._all.path_re is not None or self._all.base_re is not None:
             return None
-        return self._base_names or frozenset()
+        return self._all.names or frozenset()
 
-    def match_any_level(self, rel: str) -> bool:
-        """True when one glob matches ``rel`` or any folder above it."""
-        return any(self.match(p) for p in ancestors(rel))
+    def match_any_level(self, rel: str, folder: bool | None = None) -> bool:
+        """True when one glob matches ``rel`` (a folder or not, as ``folder`` says) or any
+        folder above it."""
+        return any(self.match(p, folder if p == rel else True) for p in ancestors(rel))
+
+    def takes_whole(self, folder: str) -> bool:
+        """Whether an include glob takes ``folder`` whole (every file below it)."""
+        return self._whole is not None and self._whole.match(folder)
+
+    def takes_any_level(self, rel: str, folder: bool) -> bool:
+        """Whether an include glob keeps ``rel``: a folder above it (or ``rel``, a folder)
+        taken whole, or ``rel``, a file, matched."""
+        if folder and self.takes_whole(rel):
+            return True
+        if not folder and self.match(rel, False):
+            return True
+        return any(self.takes_whole(p) for p in ancestors(rel) if p != rel)
+
+
+def _compiled(
+    globs: Sequence[str], named: Sequence[str]
+) -> tuple[Callable[[str], object] | None, Callable[[str], object] | None, frozenset[str] | None]:
+    """(path regex, base-name regex, exact base names) of ``globs``; an error names the
+    user's glob it came from (``named``, index for index)."""
+    path_bodies: list[str] = []
+    base_bodies: list[str] = []
+    names: set[str] = set()  # globs that are one exact base name: a set lookup
+    for glob, raw in zip(globs, named, strict=False):
+        try:
+            pattern = parse_glob(glob)
+        except GlobSyntaxError as exc:
+            raise exc.invalid_query(raw) from None
+        if pattern is None:
+            continue
+        if pattern.name is not None:
+            names.add(pattern.name)
+        elif pattern.name_regex is not None:
+            base_bodies.append(pattern.name_regex)
+        else:
+            path_bodies.append(pattern.regex)
+    return _alternation(path_bodies), _alternation(base_bodies), frozenset(names) or None
 
 
 def split_globs(include: Sequence[str], exclude: Sequence[str]) -> tuple[PathGlobs, PathGlobs]:

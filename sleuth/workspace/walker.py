@@ -17,7 +17,7 @@ Rules applied to every entry, in this order (docs/faces.md#which-files-are-searc
 * ignored paths are dropped (``no_ignore`` turns this off) and counted in ``FileList.ignored``
   (files and folders pruned, not their contents), a hint for "N hidden by .gitignore";
 * ``exclude`` globs drop a file or prune a folder; ``include`` globs keep a file when they match
-  it or a folder above it;
+  it, or a folder above it by a glob without wildcards (``PathGlobs.takes_whole``);
 * files over the size cap are counted in ``skipped.too_large``;
 * symlinks: a link to a regular file inside the root is listed (git lists symlinks); links to
   folders are not followed; links leaving the root are never listed. Fifos, sockets and devices
@@ -255,20 +255,20 @@ class Walker:
         return result
 
     def walk_rows(self, scope: str) -> tuple[list[Row], FileList]:
-        """``walk`` before its entries are built: the sorted rows, and the listing's counts
-        (its ``files`` empty). The CLI's listing child sends rows (``sleuth.listing_prefetch``)."""
+        """``walk`` before its entries are built: sorted rows, the counts (``files`` empty)."""
         result = FileList([])
         found: list[Row] = []
         if is_internal(scope):
             return found, result
-        if scope and self.exclude and self.exclude.match_any_level(scope):
-            return found, result
-        included = not self.include or (bool(scope) and self.include.match_any_level(scope))
         try:
             st = os.stat(self._abs(scope))
         except OSError:
             return found, result
-        if stat.S_ISDIR(st.st_mode):
+        folder = stat.S_ISDIR(st.st_mode)
+        if scope and self.exclude and self.exclude.match_any_level(scope, folder):
+            return found, result
+        included = not self.include or (bool(scope) and self.include.takes_any_level(scope, folder))
+        if folder:
             self._walk(scope, included, result, found)
             found.sort()  # paths are unique, so tuples order by path alone
         elif stat.S_ISREG(st.st_mode):
@@ -358,9 +358,9 @@ class Walker:
                 if levels and ignored_name(levels, name, True):
                     n_ignored += 1
                     continue
-                if exclude is not None and exclude.match(rel):
+                if exclude is not None and exclude.match(rel, True):
                     continue
-                todo.append((rel, stack, inc or (include is not None and include.match(rel))))
+                todo.append((rel, stack, inc or (include is not None and include.takes_whole(rel))))
                 continue
             regular = e.is_file(follow_symlinks=False)
             if not regular and not e.is_symlink():
@@ -370,9 +370,9 @@ class Walker:
             if levels and ignored_name(levels, name, False):
                 n_ignored += 1
                 continue
-            if exclude is not None and exclude.match(rel):
+            if exclude is not None and exclude.match(rel, False):
                 continue
-            if not inc and (include is None or not include.match(rel)):
+            if not inc and (include is None or not include.match(rel, False)):
                 continue
             if not name.isascii() and not _utf8_name(name):
                 skipped.unreadable += 1  # a name that cannot be reported as UTF-8 text

@@ -291,3 +291,39 @@ def test_a_spelling_the_dialects_read_differently_is_refused(pattern: str, tmp_p
     with pytest.raises(InvalidQuery) as info:
         sleuth_hits(root, f"regex:{pattern}")
     assert info.value.details["position"] >= 0
+
+
+# --- include and exclude globs on folders -----------------------------------------------------
+
+FOLDER_TREE: Tree = {
+    "a.py/inner.txt": "tok\n", "a.b": "tok\n", "lib/x.txt": "tok\n", "e/lib": "tok\n",
+    "c.PY/d.txt": "tok\n", "top.txt": "tok\n", "src/a.py": "tok\n", "src/sub/b.txt": "tok\n",
+}  # fmt: skip
+FOLDER_GLOBS: list[tuple[list[str], list[str]]] = [
+    (["a*"], []),  # a folder `a.py` matches, and its files do not: rg keeps files only
+    (["[ab]*"], []),
+    (["*.PY"], []),
+    (["*.py"], ["src/*"]),
+    (["src/*"], []),
+    ([], ["lib/"]),  # a folder glob: the file `e/lib` stays
+    ([], ["a*"]),  # an exclude prunes the folder `a.py`
+    ([], ["src/**"]),
+]
+
+
+@pytest.mark.parametrize(("include", "exclude"), FOLDER_GLOBS)
+def test_include_and_exclude_on_folders_list_what_rg_lists(
+    include: list[str], exclude: list[str], tmp_path: Path
+) -> None:
+    root = write(tmp_path / "ws", FOLDER_TREE)
+    args = [a for g in include for a in ("-g", g)] + [a for g in exclude for a in ("-g", f"!{g}")]
+    expected = rg_hits(root, [*args, "-e", "tok"])
+    assert sleuth_hits(root, "tok", include=include, exclude=exclude) == expected
+
+
+def test_an_include_without_wildcards_takes_a_folder_whole(tmp_path: Path) -> None:
+    # rg keeps only files named `lib` for `-g lib`; sleuth gives the spelling a use: every
+    # file below a folder named `lib` too (docs/query.md#options)
+    root = write(tmp_path / "ws", FOLDER_TREE)
+    assert rg_hits(root, ["-g", "lib", "-e", "tok"]) == {("e/lib", 1)}
+    assert sleuth_hits(root, "tok", include=["lib"]) == {("e/lib", 1), ("lib/x.txt", 1)}

@@ -17,6 +17,10 @@ Three runs, each printing every disagreement and a summary line per target:
     refusals (rg's word edges away from a word, class set operations, ``a{,3}``) are counted
     apart; ``\\w \\d \\b`` (ASCII in sleuth, Unicode in rg) and ``\\cA`` (accepted by
     sleuth, refused by rg) are left out of the mix (docs/query.md).
+``globs``
+    Random trees listed with random ``include``/``exclude`` globs, against ``rg --files -g``
+    (the includes sleuth reads its own way on purpose, without wildcards or ending in ``/``,
+    are left out).
 ``ignore``
     Random trees with random ignore files; sleuth's listing against ``git ls-files -o
     --exclude-standard`` (``--mode git``) or ``rg --files`` (``--mode rg``; POSIX classes such as
@@ -27,6 +31,7 @@ Usage::
     python -m benchmarks.parity_fuzz ast --target go:<dir> --target cpp:<dir> --seed 3
     python -m benchmarks.parity_fuzz regex --tree <dir> --seed 1 --count 800
     python -m benchmarks.parity_fuzz ignore --mode git --seed 2 --count 400
+    python -m benchmarks.parity_fuzz globs --seed 1 --count 400
 
 Results of this stage's runs are in benchmarks/RESULTS.md ("Parity runs").
 """
@@ -34,6 +39,7 @@ Results of this stage's runs are in benchmarks/RESULTS.md ("Parity runs").
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import random
@@ -297,6 +303,51 @@ def run_ignore(args: argparse.Namespace) -> int:
     return 1 if bad else 0
 
 
+# -- include/exclude globs ----------------------------------------------------------------------
+
+GLOB_NAMES = ["a.py", "b.txt", "test_x.py", "x_test.go", "README.md", "Makefile", ".hidden"]
+GLOB_NAMES += ["src", "lib", "tests", "docs", "a b.py", "c.PY", "d.tar.gz", "e[1].txt", "{f}.js"]
+GLOB_POOL = ["*.py", "*.txt", "test_*", "**/test_*", "src/**", "src/*", "**/*.md", "*.{py,md}"]
+GLOB_POOL += ["{a,b}*", "[ab]*", "[!a]*", "?.py", "lib", "lib/", "/lib", "tests/**/*.py", "**"]
+GLOB_POOL += ["*", "docs/*.md", "*.PY", "*.tar.gz", "e\\[1\\].txt", "*[0-9]*", "**/lib/**", "a*"]
+GLOB_POOL += ["*/a.py", "src/*/a.py", "*.{go,rs}"]
+
+
+def _takes_whole(glob: str) -> bool:
+    """An include sleuth reads its own way on purpose: no wildcards, or a trailing `/`
+    (every file below a folder it names; rg keeps only files of that name)."""
+    return glob.endswith("/") or not set("*?[{\\").intersection(glob)
+
+
+def run_globs(args: argparse.Namespace) -> int:
+    rng = random.Random(args.seed)
+    includes = [g for g in GLOB_POOL if not _takes_whole(g)]
+    bad = 0
+    for _ in range(args.count):
+        root = Path(tempfile.mkdtemp(prefix="parity-globs-"))
+        for _ in range(rng.randint(5, 20)):
+            target = root.joinpath(*(rng.choice(GLOB_NAMES) for _ in range(rng.randint(1, 3))))
+            with contextlib.suppress(OSError):  # a name already taken by a file or folder
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_text("x\n")
+        inc = rng.sample(includes, rng.randint(0, 2))
+        exc = rng.sample(GLOB_POOL, rng.randint(0, 2))
+        flags = [a for g in inc for a in ("-g", g)] + [a for g in exc for a in ("-g", f"!{g}")]
+        argv = [str(BIN / "rg"), "--files", *RG_WALK, "-g", "!.git/", *flags, "-0"]
+        proc = subprocess.run(argv, cwd=root, capture_output=True, check=False)
+        assert proc.returncode in (0, 1), proc.stderr
+        theirs = {p.decode().removeprefix("./") for p in proc.stdout.split(b"\0") if p}
+        ours = set(Workspace(root).list_files("", include=inc, exclude=exc).paths)
+        if ours != theirs:
+            bad += 1
+            print(f"{root} include {inc} exclude {exc}: only sleuth {sorted(ours - theirs)[:4]}, "
+                  f"only rg {sorted(theirs - ours)[:4]}")  # fmt: skip
+        else:
+            shutil.rmtree(root, ignore_errors=True)
+    print(f"== {bad} of {args.count} trees differ")
+    return 1 if bad else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="run", required=True)
@@ -316,8 +367,12 @@ def main(argv: list[str] | None = None) -> int:
     i.add_argument("--mode", choices=["git", "rg"], default="git")
     i.add_argument("--seed", type=int, default=0)
     i.add_argument("--count", type=int, default=200)
+    gl = sub.add_parser("globs")
+    gl.add_argument("--seed", type=int, default=0)
+    gl.add_argument("--count", type=int, default=200)
     args = ap.parse_args(argv)
-    return {"ast": run_ast, "regex": run_regex, "ignore": run_ignore}[args.run](args)
+    runs = {"ast": run_ast, "regex": run_regex, "ignore": run_ignore, "globs": run_globs}
+    return runs[args.run](args)
 
 
 if __name__ == "__main__":

@@ -400,13 +400,11 @@ class _Scanner:
                 )  # fmt: skip
             self.i = close + 1
             side = name
-        k = (
-            start - 2
-            if p.startswith("+?", start - 2)
-            else start - 1
-            if p[start - 1 : start] == "+"
-            else start
-        )
+        k = start  # step back over a `+` or `+?` that repeats the character before
+        if start >= 2 and p[start - 2 : start] == "+?":
+            k = start - 2
+        elif start >= 1 and p[start - 1] == "+":
+            k = start - 1
         before = p[k - 1] if k > 0 else ""  # the word character (or \\w) before any `+`
         escaped = k > 1 and p[k - 2] == "\\"
         after = p[self.i] if self.i < len(p) else ""

@@ -198,7 +198,13 @@ def test_unsupported_constructs(pattern: str, construct: str, position: int) -> 
 
 @pytest.mark.parametrize(
     ("pattern", "position"),
-    [("x\\<", 1), ("\\>x", 0), ("a\\b{start-half}", 1), ("Σ\\>", 1)],  # Σ: RE2's \\b is ASCII
+    [
+        ("x\\<", 1),
+        ("\\>x", 0),
+        ("a\\b{start-half}", 1),
+        ("Σ\\>", 1),
+        ("\\>a+?", 0),
+    ],  # Σ: RE2's \\b is ASCII
 )
 def test_a_word_edge_away_from_a_word_is_unsupported(pattern: str, position: int) -> None:
     # ripgrep's word start/end equal \b only beside a word character; RE2 cannot say the rest

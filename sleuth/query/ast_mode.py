@@ -269,9 +269,9 @@ def plan_ast(
     (by an ``AstSource`` running under ``tuning``, with the session's ``pool`` and ``memos``).
 
     Without ``lang``, a language whose grammar cannot read the pattern is left out; only if it
-    reads in none of them is the error raised (for the language with the most files). So is a
-    language that reads it only by recovering from a parse error (``pattern_warning``) when
-    another language reads it cleanly.
+    reads in none of them is the error raised (for the language with the most files). A
+    language that reads it only by recovering from a parse error is searched too, as ast-grep
+    searches each file with its own language's reading, and says so in ``pattern_warning``.
     """
     strictness = req.strictness or "smart"
     langs_of = [language_for_path(f.path) for f in files]
@@ -294,9 +294,6 @@ def plan_ast(
             first_error = first_error or exc
     if not patterns and first_error is not None:
         raise first_error
-    clean = {lang: p for lang, p in patterns.items() if p.warning is None}
-    if clean and not req.lang:
-        patterns = clean  # languages that read the pattern cleanly: no recovered reading
     wanted = set(patterns)
     kept = [f for f, lang in zip(files, langs_of, strict=True) if lang in wanted]
     source = AstSource(

@@ -45,8 +45,9 @@ def sleuth_hits(root: Path, pattern: str, *args: str) -> tuple[set[Hit], dict[st
     return hits, data
 
 
-def ast_grep_hits(root: Path, pattern: str, lang: str, *args: str) -> set[Hit]:
-    cmd = [tool("ast-grep"), "run", "-p", pattern, "-l", lang, "--json=stream", *args, "."]
+def ast_grep_hits(root: Path, pattern: str, lang: str | None = None, *args: str) -> set[Hit]:
+    language = ["-l", lang] if lang else []  # none: each file in its own language
+    cmd = [tool("ast-grep"), "run", "-p", pattern, *language, "--json=stream", *args, "."]
     proc = subprocess.run(cmd, cwd=root, capture_output=True, text=True, timeout=TIMEOUT)
     assert proc.returncode in (0, 1), proc.stderr
     hits = set()
@@ -166,14 +167,24 @@ def test_every_page_carries_the_warning_and_a_clean_pattern_none(tmp_path: Path)
     assert "pattern_warning" not in clean and clean["matches"]
 
 
-def test_without_lang_a_clean_reading_elsewhere_wins(tmp_path: Path) -> None:
-    """``$A === $B`` reads cleanly in TypeScript and only by recovery in Python: without
-    ``--lang`` the Python reading is left out (docs/query.md#patterns-that-do-not-parse-cleanly)."""
+def test_without_lang_every_language_is_searched_with_its_own_reading(tmp_path: Path) -> None:
+    """``$A === $B`` reads cleanly in TypeScript and only by recovery in Python; without
+    ``--lang`` both are searched, each file with its own language's reading, as ast-grep does
+    (docs/query.md#patterns-that-do-not-parse-cleanly), and the warning says so for Python."""
     root = make(tmp_path, {"a.py": "x = a == b\n", "b.ts": "if (a === b) {}\n"})
     hits, data = sleuth_hits(root, "$A === $B")
-    assert {h[0] for h in hits} == {"b.ts"} and "pattern_warning" not in data
-    _, data = sleuth_hits(root, "$A === $B", "--lang", "python")
-    assert data["pattern_warning"].startswith("the ast: pattern does not parse cleanly as python")
+    assert hits == ast_grep_hits(root, "$A === $B")
+    assert {h[0] for h in hits} == {"b.ts"}
+    assert "as python" in data["pattern_warning"]
+    # `hcl.Pos` reads cleanly in TypeScript and, by recovery, as a type at Go's top level:
+    # each file finds its own (the Go reading used to be dropped beside the clean one)
+    root = make(
+        tmp_path / "go", {"a.ts": "const x = hcl.Pos;\n", "b.go": "package m\n\nvar p hcl.Pos\n"}
+    )
+    hits, data = sleuth_hits(root, "hcl.Pos")
+    assert hits == ast_grep_hits(root, "hcl.Pos")
+    assert {h[0] for h in hits} == {"a.ts", "b.go"}
+    assert "of a go file" in data["pattern_warning"]
 
 
 @pytest.mark.parametrize(("pattern", "lang"), [("$A $B", "rust"), ("$$$A $$$B", "go")])

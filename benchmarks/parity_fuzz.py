@@ -277,6 +277,19 @@ def _tree(root: Path, rng: random.Random, mode: str) -> None:
         (root / folder / name).write_text(body + rng.choice(["\n", ""]))
 
 
+def _listings_differ(root: Path, ours: set[str], listed: bytes, peer: str) -> int:
+    """1 (and say how) when sleuth's listing of ``root`` is not the peer's NUL-separated
+    ``listed``; 0, the tree removed, when they agree."""
+    theirs = {p.decode().removeprefix("./") for p in listed.split(b"\0") if p}
+    if ours == theirs:
+        shutil.rmtree(root, ignore_errors=True)
+        return 0
+    print(
+        f"{root}: only sleuth {sorted(ours - theirs)[:5]}, only {peer} {sorted(theirs - ours)[:5]}"
+    )
+    return 1
+
+
 def run_ignore(args: argparse.Namespace) -> int:
     rng = random.Random(args.seed)
     bad = 0
@@ -290,15 +303,8 @@ def run_ignore(args: argparse.Namespace) -> int:
             argv = [str(BIN / "rg"), "--files", *RG_WALK, "-g", "!.git/", "-0"]
         proc = subprocess.run(argv, cwd=root, env=GIT_ENV, capture_output=True, check=False)
         assert proc.returncode in (0, 1), proc.stderr  # rg: 1 when every file is ignored
-        out = proc.stdout
-        theirs = {p.decode().removeprefix("./") for p in out.split(b"\0") if p}
         ours = set(Workspace(root).list_files("").paths)
-        if ours != theirs:
-            bad += 1
-            print(f"{root}: only sleuth {sorted(ours - theirs)[:5]}, only {args.mode} "
-                  f"{sorted(theirs - ours)[:5]}")  # fmt: skip
-        else:
-            shutil.rmtree(root, ignore_errors=True)
+        bad += _listings_differ(root, ours, proc.stdout, args.mode)
     print(f"== {bad} of {args.count} trees differ")
     return 1 if bad else 0
 
@@ -336,14 +342,8 @@ def run_globs(args: argparse.Namespace) -> int:
         argv = [str(BIN / "rg"), "--files", *RG_WALK, "-g", "!.git/", *flags, "-0"]
         proc = subprocess.run(argv, cwd=root, capture_output=True, check=False)
         assert proc.returncode in (0, 1), proc.stderr
-        theirs = {p.decode().removeprefix("./") for p in proc.stdout.split(b"\0") if p}
         ours = set(Workspace(root).list_files("", include=inc, exclude=exc).paths)
-        if ours != theirs:
-            bad += 1
-            print(f"{root} include {inc} exclude {exc}: only sleuth {sorted(ours - theirs)[:4]}, "
-                  f"only rg {sorted(theirs - ours)[:4]}")  # fmt: skip
-        else:
-            shutil.rmtree(root, ignore_errors=True)
+        bad += _listings_differ(root, ours, proc.stdout, f"rg (include {inc} exclude {exc})")
     print(f"== {bad} of {args.count} trees differ")
     return 1 if bad else 0
 

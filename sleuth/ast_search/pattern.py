@@ -37,26 +37,28 @@ from sleuth.ast_search.pattern_nodes import (
     anchored,
     pattern_tree,
 )
-from sleuth.ast_search.recovery import (
-    ERROR_KIND_ID,
-    HINT_PROBE_CHARS,
-    MAX_HINT_PARSES,
+from sleuth.ast_search.pattern_reading import (
     container_kind,
     ends_with_token,
-    error_position,
     find_kind,
-    find_problem,
-    fragment_hint,
     has_kind,
     is_single,
     misreading_warning,
     node_with_span,
     reading_warning,
-    recovered_parts,
-    recovery_warning,
     relexed,
     selected_reading_warning,
     type_name_warning,
+)
+from sleuth.ast_search.recovery import (
+    ERROR_KIND_ID,
+    HINT_PROBE_CHARS,
+    MAX_HINT_PARSES,
+    error_position,
+    find_problem,
+    fragment_hint,
+    recovered_parts,
+    recovery_warning,
 )
 from sleuth.errors import InvalidQuery
 

@@ -8,7 +8,7 @@ from enum import IntEnum
 
 from tree_sitter import Node
 
-from sleuth.ast_search.meta_var import MetaVar, node_meta_var
+from sleuth.ast_search.meta_var import MetaVar, VarKind, node_meta_var
 from sleuth.ast_search.recovery import ERROR_KIND_ID
 
 __all__ = ["Tag", "PNode", "CompiledPattern", "MAX_PATTERN_DEPTH", "pattern_tree", "anchored"]
@@ -87,13 +87,17 @@ def fixed_text(root: PNode) -> bytes:
 
 
 def anchored(root: PNode) -> bool:
-    """Whether a recovered pattern still compares something: a token, or a node kind other
-    than ERROR (an ERROR holding only metavariables matches nearly any node); a selector's
-    kind anchors any pattern."""
+    """Whether a recovered pattern still compares something: a token, a node kind other than
+    ERROR, or two single metavariables side by side (HCL's `$BLOCK $BODY`, a node with two
+    named children at least, as ast-grep reads it). An ERROR holding only `$$$` lists or one
+    single metavariable matches any node; a selector's kind anchors any pattern."""
     stack = [root]
     while stack:
         cur = stack.pop()
         if cur.tag is Tag.TERMINAL or (cur.tag is Tag.INTERNAL and cur.kind_id != ERROR_KIND_ID):
+            return True
+        singles = [c for c in cur.children if c.var is not None and c.var.kind is VarKind.SINGLE]
+        if len(singles) >= 2:
             return True
         stack.extend(cur.children)
     return False

@@ -242,8 +242,8 @@ def test_js_pair_fragment_suggests_a_context_and_selector() -> None:
 
 @pytest.mark.parametrize(
     ("pattern", "lang", "position"),
-    [("a = 1\nb = 2", "python", 6), ("$a + $a", "python", 0), ("  $A $B", "rust", 7),
-     ("a();\nb();", "c", 5), ("$A $B", "go", 5)],
+    [("a = 1\nb = 2", "python", 6), ("$a + $a", "python", 0), ("  $A $$$B", "rust", 9),
+     ("a();\nb();", "c", 5), ("$A $$$B", "go", 7)],
 )  # fmt: skip
 def test_unparsable_patterns_report_a_position(pattern: str, lang: str, position: int) -> None:
     with pytest.raises(InvalidQuery) as err:

@@ -191,7 +191,7 @@ def test_the_recovered_cases_match_something_and_miss_the_near_misses(tmp_path: 
 
 @pytest.mark.parametrize(
     ("pattern", "lang", "position"),
-    [("$A $B", "rust", 5), ("$$$A $$$B", "go", 9), ("$A $B", "go", 5), ("$A $B", "lua", 5)],
+    [("$A $$$B", "rust", 7), ("$$$A $$$B", "go", 9), ("$$$A $B", "go", 7), ("$A $$$B", "lua", 7)],
 )
 def test_a_recovered_pattern_that_would_match_anything_is_refused(
     pattern: str, lang: str, position: int

@@ -187,7 +187,17 @@ def test_without_lang_every_language_is_searched_with_its_own_reading(tmp_path: 
     assert "of a go file" in data["pattern_warning"]
 
 
-@pytest.mark.parametrize(("pattern", "lang"), [("$A $B", "rust"), ("$$$A $$$B", "go")])
+def test_two_metavariables_side_by_side_match_what_ast_grep_matches(tmp_path: Path) -> None:
+    """HCL's `$BLOCK $BODY` (a test of ast-grep's own) recovers as an ERROR of two single
+    metavariables: a node with two named children at least, not any node."""
+    source = 'terraform {\n  required_providers {\n    aws = { source = "hashicorp/aws" }\n  }\n}\n'
+    root = make(tmp_path, {"main.tf": source})
+    hits, data = sleuth_hits(root, "$BLOCK $BODY", "--lang", "hcl")
+    assert hits == ast_grep_hits(root, "$BLOCK $BODY", "hcl")
+    assert len(hits) >= 2 and data["pattern_warning"]
+
+
+@pytest.mark.parametrize(("pattern", "lang"), [("$A $$$B", "rust"), ("$$$A $$$B", "go")])
 def test_a_pattern_that_would_match_anything_is_still_refused(
     tmp_path: Path, pattern: str, lang: str
 ) -> None:

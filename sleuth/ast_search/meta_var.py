@@ -79,7 +79,7 @@ def extract_meta_var(text: str, expando: str) -> MetaVar | None:
         return MetaVar(VarKind.MULTI, None)
     if text.startswith(triple):
         rest = text[len(triple) :]
-        if not _valid_name(rest, allow_digit_first=True):
+        if not _valid_name(rest):  # `$$$1` is text, as in ast-grep 0.51
             return None
         return MetaVar(VarKind.MULTI, None if rest.startswith("_") else rest)
     rest = text[len(expando) :]
@@ -106,9 +106,5 @@ def has_meta_var(text: str, expando: str) -> bool:
     return expando in text
 
 
-def _valid_name(rest: str, *, allow_digit_first: bool = False) -> bool:
-    if not rest:
-        return False
-    if not allow_digit_first and rest[0] not in _FIRST_CHARS:
-        return False
-    return all(ch in _NAME_CHARS for ch in rest)
+def _valid_name(rest: str) -> bool:
+    return bool(rest) and rest[0] in _FIRST_CHARS and all(ch in _NAME_CHARS for ch in rest)

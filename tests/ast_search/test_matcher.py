@@ -158,3 +158,9 @@ def test_a_repeated_metavariable_over_a_deeply_nested_target(tmp_path: Path) -> 
     with Workbench(tmp_path, servers=False) as wb:
         found = wb.search("ast:$A + $A", lang="py")
     assert [m["line"] for m in found.matches] == [1]
+
+
+def test_a_digit_after_the_ellipsis_makes_no_metavariable() -> None:
+    # ast-grep 0.51: `$$$1` is text, not a `$$$` list; `$$$A1` is one
+    assert _find("foo($$$1)", "python", b"foo(a, b)\n") == []
+    assert len(_find("foo($$$A1)", "python", b"foo(a, b)\n")) == 1

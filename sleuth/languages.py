@@ -81,6 +81,7 @@ TABLE: tuple[Language, ...] = (
     Language("tsx", ("tsx",), server="typescript"),
     Language("typescript", ("ts", "cts", "mts"), ("ts",)),
     Language("yaml", ("yaml", "yml"), ("yml",), declares=False),
+    Language("zig", ("zig",)),
 )  # fmt: skip
 
 BY_NAME: Mapping[str, Language] = MappingProxyType({lang.name: lang for lang in TABLE})

@@ -246,6 +246,7 @@ _SPECS: tuple[LangSpec, ...] = (
     LangSpec("scala", _loader("tree_sitter_scala"), expando="$"),
     LangSpec("solidity", _loader("tree_sitter_solidity"), expando="$"),
     LangSpec("yaml", _loader("tree_sitter_yaml"), expando="$"),
+    LangSpec("zig", _loader("tree_sitter_zig"), expando="_"),  # `$` starts no Zig identifier
 )
 
 LANGUAGES: Mapping[str, LangSpec] = MappingProxyType({spec.name: spec for spec in _SPECS})

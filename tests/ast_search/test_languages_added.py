@@ -1,5 +1,5 @@
-"""The languages added after the first 19: Elixir, Haskell, HCL, Markdown, Nix, Scala, Solidity
-and YAML (ast-grep 0.51.1 supports each; Dart is left out, docs/query.md#languages).
+"""The languages added after the first 19: Elixir, Haskell, HCL, Markdown, Nix, Scala, Solidity,
+YAML and Zig (ast-grep 0.51.1 supports each; Dart is left out, docs/query.md#languages).
 
 - the table has ast-grep's names, aliases and extensions for each (``AST_GREP`` below is
   ast-grep-cli 0.51.1's, checked by running it on files of every extension);
@@ -9,7 +9,7 @@ and YAML (ast-grep 0.51.1 supports each; Dart is left out, docs/query.md#languag
   corpus parity tests, ``tests/e2e/test_ast_parity.py``, do this on a real project each);
 - Scala, Elixir and Solidity have tags rules (their wheels' tags.scm plus imports and base
   types), exactly checked on a fixture; Haskell and Nix have none (no tags.scm shipped), and
-  HCL, Markdown and YAML declare no symbols.
+  HCL, Markdown and YAML declare no symbols; Zig's wheel ships no tags.scm either.
 """
 
 from __future__ import annotations
@@ -39,6 +39,7 @@ AST_GREP: dict[str, tuple[tuple[str, ...], tuple[str, ...], str]] = {
     "scala": (("scala",), ("scala", "sc", "sbt"), "$"),
     "solidity": (("solidity", "sol"), ("sol",), "$"),
     "yaml": (("yaml", "yml"), ("yaml", "yml"), "$"),
+    "zig": (("zig",), ("zig",), "_"),
 }
 
 # One real-looking snippet per language, a pattern, and the matched texts.
@@ -91,6 +92,13 @@ SNIPPETS: dict[str, tuple[str, str, str, list[str]]] = {
         "- hosts: all\n  tasks:\n    - name: ping\n      ping:\n      when: x\n",
         "name: $N",
         ["name: ping"],
+    ),
+    "zig": (
+        "main.zig",
+        'const std = @import("std");\nfn add(a: i32, b: i32) i32 {\n    return a + b;\n}\n'
+        "pub fn main() void {\n    const x = add(1, 2);\n    _ = x;\n}\n",
+        "const $X = $Y;",
+        ['const std = @import("std");', "const x = add(1, 2);"],
     ),
 }
 
@@ -310,7 +318,7 @@ def test_tags_of_the_new_languages(
     assert sorted(got_refs, key=str) == sorted(refs, key=str)
 
 
-@pytest.mark.parametrize("lang", ["haskell", "nix", "hcl", "markdown", "yaml"])
+@pytest.mark.parametrize("lang", ["haskell", "nix", "hcl", "markdown", "yaml", "zig"])
 def test_languages_without_tags_say_so(lang: str) -> None:
     assert not tags_supported(lang)
     path, source, _pattern, _texts = SNIPPETS[lang]

@@ -74,7 +74,7 @@ def test_language_for_path() -> None:
 
 
 def test_every_language_loads_and_parses() -> None:
-    assert len(LANGUAGES) == 27
+    assert len(LANGUAGES) == 28
     for name, spec in LANGUAGES.items():
         assert get_ts_language(name) is spec.ts_language
         assert len(spec.expando) == 1 and spec.extensions

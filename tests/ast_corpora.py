@@ -1,4 +1,4 @@
-"""Real code in 16 languages for the structural-search (``ast:``) parity tests and benchmark.
+"""Real code in 17 languages for the structural-search (``ast:``) parity tests and benchmark.
 
 Every corpus comes from a package registry through its ordinary client, is fetched once and
 cached under ``$SLEUTH_CORPUS_DIR`` or ``~/.cache/sleuth/corpora`` (the cache of
@@ -29,6 +29,8 @@ HCL        HCL 2.14.1's test fixtures (52 ``.hcl``)       Debian source
                                                           ``golang-github-hashicorp-hcl-v2=2.14.1-2``
 Kotlin     react-native-screens 4.30.1's Android code     ``npm pack react-native-screens@4.30.1``
            (240 ``.kt``)
+Zig        Zig 0.17.1's standard library (about 560       the ``ziglang`` wheel (``pip download
+           ``.zig``)                                      --only-binary :all:``), its ``lib/std``
 ========== ============================================== ==============================================
 
 Why these: each is moderate (under 4 MB of source, so a parity pattern over all of it runs in
@@ -67,6 +69,7 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -368,6 +371,39 @@ def rn_screens_tree() -> Path:
     )
 
 
+# -- Zig: the standard library inside the ziglang wheel ------------------------------------------
+
+ZIGLANG_SPEC = "ziglang==0.17.1"
+
+
+def _build_zig_std(tmp: Path) -> None:
+    """``pip download`` the ziglang wheel (the Zig toolchain, packaged for PyPI) and take the
+    standard library's sources, ``ziglang/lib/std/``, out of it."""
+    work = tmp / ".download"
+    cmd = [sys.executable, "-m", "pip", "download", "--quiet", "--disable-pip-version-check"]
+    cmd += ["--no-deps", "--only-binary", ":all:", "--dest", str(work), ZIGLANG_SPEC]
+    subprocess.run(cmd, check=True)
+    wheels = sorted(work.glob("ziglang-*.whl"))
+    if len(wheels) != 1:
+        raise RuntimeError(f"pip download {ZIGLANG_SPEC} left {wheels!r} in {work}")
+    with zipfile.ZipFile(wheels[0]) as wheel:
+        members = [m for m in wheel.namelist() if m.startswith("ziglang/lib/std/")]
+        wheel.extractall(tmp, members)
+    shutil.rmtree(work)
+
+
+def zig_std_tree() -> Path:
+    """Zig 0.17.1's standard library (``ziglang/lib/std/``, about 560 ``.zig`` files)."""
+
+    def tree_in(folder: Path) -> Path:
+        tree = folder / "ziglang" / "lib" / "std"
+        if not tree.is_dir():
+            raise RuntimeError(f"no ziglang/lib/std in {folder}")
+        return tree
+
+    return _fetch_once("ziglang-0.17.1", _build_zig_std, tree_in)
+
+
 # -- Debian source packages: Elixir, Haskell, Nix, Scala, HCL -----------------------------------
 
 _SYSTEM_SOURCES = Path("/etc/apt")
@@ -504,6 +540,7 @@ CORPORA: dict[str, Corpus] = {
         Corpus("scala", "scala", lambda: debian_source_tree("scala"), "src/library", 500),
         Corpus("hcl", "hcl", lambda: debian_source_tree("hcl"), "", 45),
         Corpus("rn-screens", "kotlin", rn_screens_tree, "android", 200),
+        Corpus("zig-std", "zig", zig_std_tree, "", 400),
     )
 }
 

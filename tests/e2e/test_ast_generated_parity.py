@@ -38,7 +38,7 @@ from tests.e2e.test_ast_parity import ast_corpora, source_files
 pytestmark = pytest.mark.corpus
 
 CORPORA = ["django", "rxjs", "django-html", "ansible", "openzeppelin", "elixir", "aeson"]
-CORPORA += ["nix", "nix-manual", "scala", "django-css", "tokio", "psutil"]
+CORPORA += ["nix", "nix-manual", "scala", "django-css", "tokio", "psutil", "zig-std"]
 FILES = 12  # sampled files per corpus
 PATTERNS = 20  # kept patterns per corpus
 Hit = tuple[str, int, int]

@@ -210,6 +210,11 @@ CASES: list[Case] = [
     Case("kt_for", "rn-screens", "for ($I in $C) { $$$ }", 30),
     Case("kt_try_catch", "rn-screens", "try { $$$ } catch ($E: $T) { $$$ }", 6),
     Case("kt_when_cst", "rn-screens", "when ($X) { $$$ }", 80, strictness="cst"),
+    Case("zig_import", "zig-std", "const $A = @import($B);", 900),
+    Case("zig_fn", "zig-std", "fn $F($$$P) $R { $$$B }", 10_000),
+    Case("zig_try", "zig-std", "try $A", 20_000),
+    Case("zig_call", "zig-std", "std.debug.assert($A)", 130),
+    Case("zig_if", "zig-std", "if ($C) $A else $B", 40),
 ]
 
 
@@ -233,6 +238,7 @@ EXTENSIONS: dict[str, tuple[str, ...]] = {
     "scala": (".scala", ".sc", ".sbt"),
     "hcl": (".hcl", ".nomad", ".tf", ".tfvars", ".workflow"),
     "kotlin": (".kt", ".ktm", ".kts"),
+    "zig": (".zig",),
 }
 
 

@@ -110,29 +110,28 @@ def compile_tree(pattern: str, spec: LangSpec, selector: str | None) -> Compiled
         if pattern != stripped:
             return _as_given(parser, pattern, spec, selector, compiled)
         return compiled
-    type_name = _as_type_name(parser, top, src, selector, spec, lead)
+    # the node ast-grep's top-level parse gives without a selector: picked once, asked thrice
+    plain = top if top.root is None else _pick(top.root, top.data, None, spec)
+    type_name = _as_type_name(parser, top, plain.node, src, selector, spec, lead)
     if type_name is not None:
         return type_name
     for context in spec.contexts:
         retry = _attempt(parser, src, context, selector, spec)
         if retry.node is not None and not retry.suspect and not relexed(top.root, retry.node):
             compiled = _finish(retry, spec, selector, lead)
-            misread = None if selector is not None else _misreading(top, spec)
-            if misread is not None:
+            misread = plain.node if selector is None else None
+            if misread is not None and has_kind(misread, spec.retry_kinds):
                 warning = misreading_warning(spec.name, misread.type, retry.node.type)
                 return replace(compiled, warning=warning)
-            other = _top_level_reading(top, spec, selector)
-            theirs = (
-                None if other is None else _their_reading(parser, top, spec, selector, pattern, src)
-            )
-            if other is not None and theirs is not None and theirs.root != compiled.root:
+            theirs = _their_reading(top, plain, spec, selector, lead)
+            if theirs is not None and theirs[1].root != compiled.root:
                 # ast-grep parses at the top level only: its reading is the answer, and the
                 # body's reading is one selector away (docs/query.md#strictness-and-selector)
                 if selector is not None:
                     warning = selected_reading_warning(spec.name, selector)
                 else:
-                    warning = reading_warning(spec.name, other.type, retry.node.type)
-                return replace(theirs, warning=warning)
+                    warning = reading_warning(spec.name, theirs[0].type, retry.node.type)
+                return replace(theirs[1], warning=warning)
             return compiled
     if top.node is not None:
         return _finish(top, spec, selector, lead)
@@ -154,65 +153,55 @@ def _as_given(
 
 
 def _their_reading(
-    parser: Parser, top: _Attempt, spec: LangSpec, selector: str | None, pattern: str, src: str
-) -> CompiledPattern | None:
-    """The pattern as ast-grep reads it from the top-level parse ``top``, or None when that
-    reading is refused (it would match anything, or is not one node)."""
-    try:
-        return _recover(parser, top, spec, selector, pattern, src)
-    except InvalidQuery:
+    top: _Attempt, plain: _Attempt, spec: LangSpec, selector: str | None, lead: int
+) -> tuple[Node, CompiledPattern] | None:
+    """ast-grep's reading of a pattern whose top-level parse holds an error, when it is a
+    construct of its own: the node that parse gives (``plain``, or the selector's first one)
+    and the pattern compiled from it. None when the parse is clean (a suspect reading), its
+    node is an ERROR or holds a kind known to be a misreading (``retry_kinds``: Go's call read
+    as a type conversion, C's as a macro type, whose function-body reading is the point), or
+    the reading would match anything."""
+    if top.node is not None or top.root is None:
         return None
+    picked = plain if selector is None else _pick(top.root, top.data, selector, spec)
+    node = picked.node
+    if node is None or node.is_error or has_kind(node, spec.retry_kinds):
+        return None
+    compiled = _recovered(picked, spec, selector, lead)
+    if compiled is None or (selector is None and not anchored(compiled.root)):
+        return None
+    return node, compiled
 
 
 def _as_type_name(
-    parser: Parser, top: _Attempt, src: str, selector: str | None, spec: LangSpec, lead: int
+    parser: Parser,
+    top: _Attempt,
+    picked: Node | None,
+    src: str,
+    selector: str | None,
+    spec: LangSpec,
+    lead: int,
 ) -> CompiledPattern | None:
     """A qualified name alone (C++'s ``std::string``, ``std::vector<$T>``, Rust's
     ``fmt::Debug``) read as the type ast-grep reads it, where this grammar's top-level parse
-    makes an expression of it (the name an ``identifier``, not a ``type_identifier``: they
-    match different nodes); a selector picks its node from that reading. None for any other
-    pattern."""
-    if spec.name_context is None or top.root is None:
+    (whose node is ``picked``) makes an expression of it (the name an ``identifier``, not a
+    ``type_identifier``: they match different nodes); a selector picks its node from that
+    reading. None for any other pattern."""
+    if spec.name_context is None or top.root is None or picked is None:
         return None
     first = top.root.child(0)
     if not spec.name_after_missing and (first is None or not first.is_error):
         return None
-    picked = _pick(top.root, top.data, None, spec).node
-    if picked is None:
-        return None
     inner = picked.named_child(0) if picked.named_child_count == 1 else None
     if inner is not None and inner.byte_range == picked.byte_range:
         picked = inner  # a statement around the name alone (with a MISSING `;`)
-    if picked is None or picked.type not in spec.name_kinds:
+    if picked.type not in spec.name_kinds:
         return None
     named = _attempt(parser, src, spec.name_context, selector, spec)
     if named.node is None:
         return None
     compiled = _finish(named, spec, selector, lead)
     return replace(compiled, warning=type_name_warning(spec.name, named.node.type))
-
-
-def _misreading(top: _Attempt, spec: LangSpec) -> Node | None:
-    """The node of the top-level parse when it holds a kind known to be a misreading
-    (``retry_kinds``: C's ``free(p)`` as a macro type), which ast-grep matches; else None."""
-    node = top.node
-    if node is None and top.root is not None:
-        node = _pick(top.root, top.data, None, spec).node
-    return node if node is not None and has_kind(node, spec.retry_kinds) else None
-
-
-def _top_level_reading(top: _Attempt, spec: LangSpec, selector: str | None) -> Node | None:
-    """The node ast-grep reads a pattern as, when that is a construct of its own: the node
-    its recovered top-level parse picks (the selector's first one), unless it holds a kind
-    known to be a misreading (``retry_kinds``: Go's call read as a type conversion, C's as a
-    macro type), whose function-body reading is the point
-    (docs/query.md#strictness-and-selector)."""
-    if top.node is not None or top.root is None:
-        return None  # clean at the top level (a suspect reading), or nothing to pick
-    node = _pick(top.root, top.data, selector, spec).node
-    if node is None or node.is_error or has_kind(node, spec.retry_kinds):
-        return None
-    return node
 
 
 def _recover(

@@ -129,7 +129,7 @@ class PathGlobs:
     below a folder ``a.py``, as in rg (docs/query.md#options).
     """
 
-    __slots__ = ("globs", "_all", "_folders", "_whole")
+    __slots__ = ("globs", "_all", "_folders", "_plain")
 
     def __init__(self, globs: Sequence[str], *, whole_folder: bool = False) -> None:
         self.globs = tuple(globs)
@@ -143,8 +143,7 @@ class PathGlobs:
         self._all = _Matcher(self.globs, self.globs)
         self._folders = _Matcher(folders, raws) if folders else None
         plain = [g for g in self.globs if not _WILDCARDS.intersection(g)]
-        whole = plain + folders
-        self._whole = _Matcher(whole, plain + raws) if whole else None
+        self._plain = _Matcher(plain, plain) if plain else None  # globs without wildcards
 
     def __bool__(self) -> bool:
         m = self._all
@@ -170,8 +169,11 @@ class PathGlobs:
         return any(self.match(p, folder if p == rel else True) for p in ancestors(rel))
 
     def takes_whole(self, folder: str) -> bool:
-        """Whether an include glob takes ``folder`` whole (every file below it)."""
-        return self._whole is not None and self._whole.match(folder)
+        """Whether an include glob takes ``folder`` whole (every file below it): one without
+        wildcards names it, or one ending in ``/``."""
+        if self._plain is not None and self._plain.match(folder):
+            return True
+        return self._folders is not None and self._folders.match(folder)
 
     def takes_any_level(self, rel: str, folder: bool) -> bool:
         """Whether an include glob keeps ``rel``: a folder above it (or ``rel``, a folder)
@@ -191,7 +193,7 @@ def _compiled(
     path_bodies: list[str] = []
     base_bodies: list[str] = []
     names: set[str] = set()  # globs that are one exact base name: a set lookup
-    for glob, raw in zip(globs, named, strict=False):
+    for glob, raw in zip(globs, named, strict=True):
         try:
             pattern = parse_glob(glob)
         except GlobSyntaxError as exc:

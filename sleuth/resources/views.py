@@ -229,7 +229,7 @@ class Views:
                     raise NotFound(f"{ref} has {len(sel.ranges)} range(s), no item {i}")
                 ranges.append(sel.ranges[i - 1])
         # explicit items are an exact selection even when their result is incomplete, and
-        # picking semantic: hints one by one makes them a selection (docs/query.md#semantic)
+        # picking semantic: hints one by one makes them a selection (docs/query.md#semantic-hybrid-retrieval)
         sel = Selection(
             source=ref,
             ranges=sorted(set(ranges)),

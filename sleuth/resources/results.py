@@ -35,7 +35,7 @@ from sleuth.resources.registry import Registry
 from sleuth.resources.registry_rows import MatchRow, ResultRow
 from sleuth.resources.response import SearchResult, match_body, numbered
 
-__all__ = ["SearchPager"]
+__all__ = ["SearchPager", "PageFill"]
 
 RECENT_MAX = 20_000  # the last rows stored are kept in memory up to this many
 FIT_WINDOW = 64  # matches a budgeted page first estimates its fit on (then 4x, ...)
@@ -78,6 +78,58 @@ def _shown(result_id: str, row: MatchRow) -> dict[str, Any]:
     out = numbered(result_id, row.n, row.body)
     out.pop(CAPTURE_SPANS, None)
     return out
+
+
+class PageFill:
+    """Whether the matches of a first page found so far (whole files, in order) fill its text
+    budget: their compact lines alone pass ``max_bytes``.
+
+    The page then shows fewer matches than were found, so the search stops there and scans on
+    only when a cursor asks (docs/faces.md#budgets). The lines are rendered as ``page`` renders
+    them, each file's matched lines known before its context lines are counted; the header,
+    the tail and ``page_fit.SLACK`` are left out, so the sum never exceeds what the page's fit
+    adds up and the test never stops a page short.
+    """
+
+    def __init__(self, result_id: str, query: str, mode: str, max_bytes: int) -> None:
+        from sleuth.render.line_spans import LineSpans
+
+        self._id = result_id
+        self._data: dict[str, Any] = {"mode": mode, "query": query}
+        self._max_bytes = max_bytes
+        self._shown = LineSpans()
+        self._said: dict[str, str] = {}
+        self._rows = 0  # rows counted (the next one is match ``_rows + 1`` of the page)
+        self._seen = 0  # matches of the list ``__call__`` is given counted
+        self._used = 0
+
+    def add_rows(self, rows: list[MatchRow]) -> bool:
+        """Count stored rows (matches 1, 2, ... of the page); whether they fill it."""
+        from sleuth.render.compact import match_compact
+
+        for r in rows:
+            if r.line is not None:
+                self._shown.add(r.path, r.line, r.end_line if r.end_line is not None else r.line)
+        for r in rows:
+            lines = match_compact(self._data, _shown(self._id, r), self._shown, self._said)
+            self._used += sum(len(line.encode()) + 1 for line in lines)
+        self._rows += len(rows)
+        return self._used > self._max_bytes
+
+    def __call__(self, matches: list[Match]) -> bool:
+        """Count the matches found after the stored rows (the list grows between calls)."""
+        fresh = matches[self._seen :]
+        self._seen = len(matches)
+        return self.add_rows(_rows(self._id, self._rows + 1, fresh))
+
+
+def _more(row: ResultRow, first: int, limit: int, shown: int) -> bool:
+    """Whether a cursor continues a page of ``shown`` stored rows from ``first``: one more
+    than the page is stored when more exist, and a page ending where the stored rows end
+    continues when the scan has not (a first page stopped at its text budget)."""
+    if row.stored >= first + limit:
+        return True
+    return row.resume_after is not None and first + shown > row.stored
 
 
 def _incomplete_reason(skipped: SkipCounts) -> str | None:
@@ -181,6 +233,14 @@ class SearchPager:
                 return rows[first - lo : last - lo + 1]
         return self._registry.matches(row.id, first, limit)
 
+    def page_fill(self, result_id: str, query: str, mode: str, max_bytes: int) -> PageFill:
+        """The test that stops a first page's scan once its matches fill ``max_bytes``."""
+        return PageFill(result_id, query, mode, max_bytes)
+
+    def stored_rows(self, row: ResultRow) -> list[MatchRow]:
+        """Every match ``row`` has stored, in order."""
+        return self._stored_rows(row, 1, row.stored) if row.stored else []
+
     # -- cursors ----------------------------------------------------------------------------
 
     def resolve_cursor(self, req: SearchRequest) -> tuple[ResultRow, int]:
@@ -233,7 +293,7 @@ class SearchPager:
         window = FIT_WINDOW
         while True:
             rows, whole = self._window(row, first, limit, window)
-            more = row.stored >= first + limit if whole else True
+            more = _more(row, first, limit, len(rows)) if whole else True
             result = self._result(row, query, first, rows, more, cursor=cursor)
             result.extra.update(shown)
             if not rows:
@@ -285,7 +345,7 @@ class SearchPager:
         self, row: ResultRow, query: str, first: int, limit: int, *, cursor: bool
     ) -> SearchResult:
         rows = self._stored_rows(row, first, limit)
-        more = row.stored >= first + limit  # one more than the page is stored when more exist
+        more = _more(row, first, limit, len(rows))
         return self._result(row, query, first, rows, more, cursor=cursor)
 
     def _result(

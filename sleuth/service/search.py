@@ -22,6 +22,7 @@ finish a paged result or re-run an ``:all`` refresh, and it owns the warm engine
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -32,7 +33,7 @@ from sleuth.resources.refs import looks_like_ref
 from sleuth.resources.registry import Registry
 from sleuth.resources.registry_rows import ResultRow
 from sleuth.resources.response import SearchResult, all_refs
-from sleuth.resources.results import SearchPager
+from sleuth.resources.results import PageFill, SearchPager
 from sleuth.resources.selection import Resolver, request_of
 from sleuth.workspace import Workspace
 
@@ -46,6 +47,8 @@ SUGGEST_BUDGET_S = 0.5
 MAX_SUGGESTIONS = 5
 EXTEND_AHEAD_MAX = 30_000  # a later page stores up to this many matches beyond the ones it shows
 FILE_SLACK = 1000  # a file with more matches than the page needs + this is paged inside itself
+_FILLED_IN_ORDER = frozenset({"literal", "regex", "boolean", "broadened", "ast"})
+"""Modes whose matches come in path order, so a first page may stop once they fill it."""
 
 
 class Searches:
@@ -101,7 +104,12 @@ class Searches:
         """One page of ``req``: the first, or the one its cursor points at."""
         if req.cursor is None:
             prepared = self._prepare(req)
-            row = self._run(prepared)
+            existing, result_id = self.pager.existing(prepared)
+            if existing is None:
+                row = self._new(prepared, result_id)
+            else:
+                row = existing
+                self._top_up(row, prepared)
             result = self.pager.page(
                 row, req.query, 1, req.page_limit, max_bytes=req.max_bytes, output=req.output
             )
@@ -152,12 +160,26 @@ class Searches:
 
     def _run(self, prepared: Prepared) -> ResultRow:
         """The result of ``prepared``: the stored one when the same search ran over the same
-        files, else its stages run in fallback order and the first page (and maybe all of
-        it) stored."""
-        req = prepared.request
+        files, else a new one (``_new``)."""
         existing, result_id = self.pager.existing(prepared)
-        if existing is not None:
-            return existing
+        return existing if existing is not None else self._new(prepared, result_id)
+
+    def _top_up(self, row: ResultRow, prepared: Prepared) -> None:
+        """A stored result answering a first page with fewer matches than the page holds (the
+        same search with a larger limit, or one whose first page stopped at a smaller text
+        budget) scans on until they fill it."""
+        limit = prepared.request.page_limit
+        if not self.pager.needs_scan(row, 1, limit):
+            return
+        fill = self._fill_test(prepared, row.id, prepared.stage_named(row.mode, row.fallback))
+        if fill is not None and fill.add_rows(self.pager.stored_rows(row)):
+            return
+        self._extend(row, prepared, limit + 1, fill)
+
+    def _new(self, prepared: Prepared, result_id: str) -> ResultRow:
+        """Run ``prepared``'s stages in fallback order and store the first page (and maybe all
+        of it) as result ``result_id``."""
+        req = prepared.request
         if prepared.path_matches is not None:
             matches = prepared.path_matches
             row = self.pager.new_row(
@@ -175,7 +197,8 @@ class Searches:
         stage = prepared.stages[0]
         for stage in prepared.stages:
             scanner = prepared.scanner(stage)
-            stored, resume_after = _collect(scanner, req.page_limit + 1, None)
+            enough = self._fill_test(prepared, result_id, stage)
+            stored, resume_after = _collect(scanner, req.page_limit + 1, None, enough)
             if stored or stage is prepared.stages[-1]:
                 break
         total: int | None = len(stored)
@@ -205,11 +228,27 @@ class Searches:
         self.pager.store(row, 1, stored, extend=False)
         return row
 
-    def _extend(self, row: ResultRow, prepared: Prepared, need: int) -> None:
-        """Store matches of ``row`` until it holds ``need`` (or all there are)."""
+    def _fill_test(self, prepared: Prepared, result_id: str, stage: Stage) -> PageFill | None:
+        """When the first page has a text budget and its matches come in path order: the test
+        that stops the scan once the matches found fill the page (``SearchPager.fill_test``)."""
+        req = prepared.request
+        if (
+            req.max_bytes is None
+            or req.output != "lines"
+            or prepared.ordered_by_score
+            or stage.mode not in _FILLED_IN_ORDER
+        ):
+            return None
+        return self.pager.page_fill(result_id, req.query, stage.mode, req.max_bytes)
+
+    def _extend(
+        self, row: ResultRow, prepared: Prepared, need: int, fill: PageFill | None = None
+    ) -> None:
+        """Store matches of ``row`` until it holds ``need`` (or all there are, or ``fill``
+        says they fill the first page)."""
         stage: Stage = prepared.stage_named(row.mode, row.fallback)
         scanner = prepared.scanner(stage)
-        more, resume_after = _collect(scanner, need - row.stored, row.resume_after)
+        more, resume_after = _collect(scanner, need - row.stored, row.resume_after, fill)
         total = row.total if resume_after is not None else row.stored + len(more)
         row.resume_after = resume_after
         row.total = total
@@ -258,8 +297,14 @@ def _warn(result: SearchResult, row: ResultRow) -> None:
         result.extra["pattern_warning"] = warning
 
 
-def _collect(scanner: Scanner, want: int, after: str | None) -> tuple[list[Match], str | None]:
-    """At least ``want`` matches in order; (matches, resume key or None when the scan ended).
+def _collect(
+    scanner: Scanner,
+    want: int,
+    after: str | None,
+    enough: Callable[[list[Match]], bool] | None = None,
+) -> tuple[list[Match], str | None]:
+    """At least ``want`` matches in order, or fewer once ``enough`` says they fill the page;
+    (matches, resume key or None when the scan ended).
 
     A page ends with a whole file, unless that file alone holds far more matches than the page
     needs (a minified bundle): then it ends inside the file and the key says where.
@@ -271,7 +316,7 @@ def _collect(scanner: Scanner, want: int, after: str | None) -> tuple[list[Match
             out.extend(hits.build(need))
             return out, resume_key(hits.path, hits.found[need - 1], hits.first + need - 1)
         out.extend(hits.build())
-        if len(out) >= want:
+        if len(out) >= want or (enough is not None and enough(out)):
             return out, resume_key(hits.path)
     return out, None
 

@@ -15,28 +15,33 @@ workspace's edit lock:
    outside write can be lost is the rename itself;
 4. the manifest is rewritten ``committed``, then the journal is removed.
 
-``recover(ws)`` runs at the next start: a ``prepared`` journal is rolled back (a file that holds
-the edit's new bytes gets its old bytes back, temporary files are removed). A file that cannot
-be rolled back — the user changed it since, it is no longer a regular file, its folder became a
-symlink — is left exactly as it is and reported; its journal moves to ``.sleuth/recovered/`` with
-a ``report.json`` (``sleuth doctor`` shows them). Recovery never locks the workspace and never
-opens a FIFO. It is idempotent, so a crash during recovery is fine.
+``recover(ws)`` (``edit.recovery``) rolls a ``prepared`` journal back at the next start.
 """
 
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import os
 import shutil
 import stat
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from sleuth.errors import SleuthError, StaleReference
+from sleuth.edit.recovery import (
+    JOURNAL_DIR,
+    RECOVERED_DIR,
+    TEMP_PREFIX,
+    edit_lock,
+    recover,
+    recover_locked,
+    recovered,
+    rename_into,
+    root_id,
+)
+from sleuth.errors import Conflict, Internal, SleuthError, StaleReference
 from sleuth.workspace import Workspace, stamp_bytes
 from sleuth.workspace.path_checks import path_not_found
 from sleuth.workspace.rooted import Located, locate, read_in, unlink_in, write_file, write_in
@@ -52,10 +57,6 @@ __all__ = [
     "RECOVERED_DIR",
     "crash_point",
 ]
-
-JOURNAL_DIR = "journal"
-RECOVERED_DIR = "recovered"
-_TEMP_PREFIX = ".sleuth-tmp-"
 
 
 @dataclass(frozen=True)
@@ -91,38 +92,12 @@ def _fsync_fd(fd: int) -> None:
         os.fsync(fd)
 
 
-def _rename_into(loc: Located, temp_name: str) -> None:
-    """Rename the temporary file ``temp_name`` over ``loc``, inside the verified folder."""
-    os.rename(temp_name, loc.name, src_dir_fd=loc.dir_fd, dst_dir_fd=loc.dir_fd)
-
-
 def _write_manifest(folder: Path, manifest: dict[str, object]) -> None:
     write_file(folder / "manifest.json.tmp", json.dumps(manifest).encode())
     os.replace(folder / "manifest.json.tmp", folder / "manifest.json")
     fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
         _fsync_fd(fd)
-    finally:
-        os.close(fd)
-
-
-@contextlib.contextmanager
-def _edit_lock(ws: Workspace, *, wait: bool = True) -> Iterator[bool]:
-    """One writer per workspace across processes: held from the verification to the journal's
-    removal. ``recover`` only tries it: while it is held the journal belongs to a live writer,
-    never to a crash. The kernel drops the lock of a killed process, so a crashed edit never
-    blocks recovery. (flock locks are per open file, so this also holds between threads.)"""
-    state = ws.state_dir
-    state_subdir(state, JOURNAL_DIR)
-    flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
-    fd = os.open(state / "edit.lock", flags, 0o600)
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            yield False  # another writer is live: its journal is not a crash's leftover
-            return
-        yield True
     finally:
         os.close(fd)
 
@@ -139,8 +114,8 @@ def commit(ws: Workspace, changes: Sequence[FileChange], verify: Sequence[FileCh
     """Write ``changes`` all or nothing; ``stale_reference`` if any file moved on. The files of
     ``verify`` (a copy's sources) are only checked, under the same lock, never written."""
     _fault(ws, "planned", "")
-    with _edit_lock(ws):
-        _recover_locked(ws)
+    with edit_lock(ws):
+        recover_locked(ws)
         try:
             _commit_locked(ws, changes, verify)
         finally:
@@ -185,19 +160,83 @@ def _commit_locked(
         else:
             checked[0].close()
     try:
+        kept: list[FileChange] = []
         for change in changes:
             found = _verify(ws, change)
             if found is None:
                 stale.append(change.path)
                 continue
+            if _same_file_again(kept, located, change, found[0]):
+                found[0].close()
+                continue
+            kept.append(change)
             located.append(found)
             _fault(ws, "verified", change.path)
         if stale:
             raise _stale(stale)
-        _write_verified(ws, changes, located)
+        _write_verified(ws, kept, located)
     finally:
         for loc, _ in located:
             loc.close()
+
+
+def _torn(
+    ws: Workspace,
+    folder: Path,
+    changes: Sequence[FileChange],
+    located: list[tuple[Located, int]],
+    entries: list[dict[str, object]],
+    renamed: int,
+    exc: OSError,
+) -> SleuthError:
+    """A rename that failed after ``renamed`` files were renamed (a bind-mounted or immutable
+    file, a full disk): those files get their old bytes back at once and the other temporary
+    files are removed, so the edit is undone as a whole now, not at the next start; a file that
+    cannot be put back leaves the journal in place for recovery (docs/SAFETY.md)."""
+    failed = changes[renamed].path
+    kept = False
+    for i, ((loc, mode), entry) in enumerate(zip(located, entries, strict=True)):
+        temp = str(entry["temp"])
+        try:
+            if i < renamed and read_in(loc.dir_fd, loc.name)[0] == changes[i].new:
+                write_in(loc.dir_fd, temp, changes[i].old, mode)
+                rename_into(loc, temp)
+            elif i < renamed:
+                kept = True  # changed again since: recovery reports it, nothing is overwritten
+            else:
+                unlink_in(loc.dir_fd, temp)
+        except OSError:
+            kept = kept or i < renamed
+    if kept:
+        recover_locked(ws)
+    else:
+        shutil.rmtree(folder, ignore_errors=True)
+    reason = exc.strerror or str(exc)
+    return Internal(
+        f"could not write {failed} ({reason}); the files written before it were put back, "
+        "nothing of the edit is left"
+        + (" except what `sleuth doctor --recover` lists" if kept else ""),
+        details={"path": failed, "errno": exc.errno},
+    )
+
+
+def _same_file_again(
+    kept: list[FileChange], located: list[tuple[Located, int]], change: FileChange, loc: Located
+) -> bool:
+    """Whether ``change`` names a file already in the edit under another name (a symlinked
+    file and its target): True when it writes the same bytes (an ``:all`` over both names),
+    ``conflict`` when other bytes — the last rename would silently drop the other change."""
+    for other, (where, _) in zip(kept, located, strict=True):
+        if where.real == loc.real:
+            if other.new == change.new:
+                return True
+            raise Conflict(
+                f"{other.path} and {change.path} are one file ({loc.real}; a symlink names it "
+                "twice): one edit cannot change it through both names differently; nothing was "
+                "written — edit it through one name",
+                details={"files": [other.path, change.path]},
+            )
+    return False
 
 
 def _write_verified(
@@ -216,13 +255,14 @@ def _write_verified(
                 "old": f"{i}.old",
                 "new": f"{i}.new",
                 "mode": mode,
-                "temp": f"{_TEMP_PREFIX}{txid}-{i}",
+                "temp": f"{TEMP_PREFIX}{txid}-{i}",
                 "real": loc.real,
                 "new_stamp": stamp_bytes(change.new),
             }
         )
     crash_point("before-manifest")
-    _write_manifest(folder, {"state": "prepared", "files": entries})
+    here = root_id(ws)
+    _write_manifest(folder, {"state": "prepared", "root": here, "files": entries})
     crash_point("after-manifest")
     try:
         for change, (loc, mode), entry in zip(changes, located, entries, strict=True):
@@ -238,128 +278,28 @@ def _write_verified(
                 moved.append(change.path)
         if moved:
             raise _stale(moved)
-    except BaseException:
+    except BaseException as exc:
         for (loc, _), entry in zip(located, entries, strict=True):
             with contextlib.suppress(OSError):
                 unlink_in(loc.dir_fd, str(entry["temp"]))
         shutil.rmtree(folder, ignore_errors=True)
+        if isinstance(exc, OSError):  # a full disk, a read-only folder: said, not a traceback
+            raise Internal(
+                f"could not write the edit ({exc.strerror or exc}); nothing was written",
+                details={"errno": exc.errno},
+            ) from exc
         raise
-    for i, ((loc, _), entry) in enumerate(zip(located, entries, strict=True)):
-        _rename_into(loc, str(entry["temp"]))
-        crash_point(f"after-file-{i}")
+    renamed = 0
+    try:
+        for i, ((loc, _), entry) in enumerate(zip(located, entries, strict=True)):
+            _fault(ws, "rename", changes[i].path)
+            rename_into(loc, str(entry["temp"]))
+            renamed = i + 1
+            crash_point(f"after-file-{i}")
+    except OSError as exc:
+        raise _torn(ws, folder, changes, located, entries, renamed, exc) from exc
     for loc, _ in located:
         _fsync_fd(loc.dir_fd)
-    _write_manifest(folder, {"state": "committed", "files": entries})
+    _write_manifest(folder, {"state": "committed", "root": here, "files": entries})
     crash_point("after-commit")
     shutil.rmtree(folder, ignore_errors=True)
-
-
-# -- recovery ------------------------------------------------------------------------------
-
-
-def recover(ws: Workspace) -> list[str]:
-    """Finish what a crashed edit left behind; returns the files rolled back. Never raises for
-    what it finds: files it cannot roll back are reported in ``.sleuth/recovered/``."""
-    if not (ws.root / ".sleuth" / JOURNAL_DIR).is_dir():
-        return []
-    with _edit_lock(ws, wait=False) as locked:
-        return _recover_locked(ws) if locked else []
-
-
-def _journal_folders(ws: Workspace) -> list[Path]:
-    root = ws.root / ".sleuth" / JOURNAL_DIR
-    try:
-        entries = sorted(os.scandir(root), key=lambda e: e.name)
-    except OSError:
-        return []
-    return [Path(e.path) for e in entries if e.is_dir(follow_symlinks=False)]
-
-
-def _recover_locked(ws: Workspace) -> list[str]:
-    restored: list[str] = []
-    for folder in _journal_folders(ws):
-        try:
-            manifest = json.loads((folder / "manifest.json").read_text())
-            state, entries = manifest["state"], manifest["files"]
-        except FileNotFoundError:
-            shutil.rmtree(folder, ignore_errors=True)  # crashed before touching the workspace
-            continue
-        except (OSError, ValueError, KeyError, TypeError):
-            _keep(ws, folder, [{"path": None, "reason": "its journal is unreadable"}])
-            continue
-        problems: list[dict[str, object]] = []
-        if state == "prepared":
-            for entry in entries:
-                outcome = _roll_back(ws, folder, entry)
-                if outcome is True:
-                    restored.append(str(entry["path"]))
-                elif isinstance(outcome, str):
-                    problems.append({"path": entry["path"], "reason": outcome, "old": entry["old"]})
-        if problems:
-            _keep(ws, folder, problems)
-        else:
-            shutil.rmtree(folder, ignore_errors=True)
-    return restored
-
-
-def _keep(ws: Workspace, folder: Path, problems: list[dict[str, object]]) -> None:
-    """Move a journal that could not be finished aside, with a report, for the user."""
-    dest_root = state_subdir(ws.state_dir, RECOVERED_DIR)
-    dest = dest_root / folder.name
-    shutil.rmtree(dest, ignore_errors=True)
-    with contextlib.suppress(OSError):
-        os.rename(folder, dest)
-        where = f".sleuth/{RECOVERED_DIR}/{folder.name}"
-        report = {"journal": where, "files": problems}
-        write_file(dest / "report.json", json.dumps(report, indent=1).encode())
-        return
-    shutil.rmtree(folder, ignore_errors=True)
-
-
-def _roll_back(ws: Workspace, folder: Path, entry: dict[str, object]) -> bool | str | None:
-    """True when the file got its old bytes back, None when it had them, else why not."""
-    rel = str(entry.get("real", entry["path"]))
-    try:
-        loc = locate(str(ws.root), rel)
-    except (OSError, SleuthError):
-        return "its folder is no longer a real folder inside the root; the file was left as it is"
-    try:
-        with contextlib.suppress(OSError):
-            unlink_in(loc.dir_fd, str(entry["temp"]))
-        old = (folder / str(entry["old"])).read_bytes()
-        try:
-            current: bytes | None = read_in(loc.dir_fd, loc.name)[0]
-        except FileNotFoundError:
-            current = None
-        except OSError:
-            return "it is no longer a regular file; it was left as it is"
-        if current == old:
-            return None
-        if current is not None and stamp_bytes(current) != entry["new_stamp"]:
-            return "it changed after the interrupted edit; your version was kept"
-        _restore(loc, str(entry["temp"]), old, int(str(entry["mode"])))
-        return True
-    except OSError as exc:
-        return f"it could not be restored ({exc.strerror}); it was left as it is"
-    finally:
-        loc.close()
-
-
-def _restore(loc: Located, temp_name: str, data: bytes, mode: int) -> None:
-    """Atomically give ``loc`` its old bytes back: a temporary file renamed over it."""
-    write_in(loc.dir_fd, temp_name, data, mode)
-    _rename_into(loc, temp_name)
-
-
-def recovered(ws: Workspace) -> list[dict[str, object]]:
-    """The reports of interrupted edits that recovery could not finish (newest last)."""
-    folder = ws.root / ".sleuth" / RECOVERED_DIR
-    out: list[dict[str, object]] = []
-    try:
-        names = sorted(os.listdir(folder))
-    except OSError:
-        return out
-    for name in names:
-        with contextlib.suppress(OSError, ValueError):
-            out.append(json.loads((folder / name / "report.json").read_text()))
-    return out

@@ -38,6 +38,7 @@ from typing import Any, Literal
 
 from sleuth.edit.diff import unified_diff
 from sleuth.edit.journal import FileChange, commit
+from sleuth.edit.recovery import own_bytes, workspace_file_path
 from sleuth.edit.selections import EditSelections, text_arg
 from sleuth.edit.splices import Splice, encode, line_edge, lines_splice, splice, uses_crlf
 from sleuth.errors import (
@@ -75,6 +76,15 @@ def _check_text(text: object) -> str:
             f"edit text too large ({len(text)} characters, at most {MAX_EDIT_TEXT}): "
             "nothing was written",
             details={"length": len(text), "max": MAX_EDIT_TEXT},
+        )
+    nul = text.find("\x00")
+    if nul >= 0:
+        # a NUL makes the file binary: it would drop out of every search, and the edit's own
+        # RESULT# would read as stale (docs/edits.md)
+        raise InvalidQuery(
+            f"the edit text holds a NUL character (at character {nul}); a text file with one "
+            "is binary to every search: nothing was written",
+            details={"position": nul},
         )
     try:
         text.encode("utf-8")
@@ -270,10 +280,18 @@ class Editor(EditSelections):
         write_file(folder / "undo.json", json.dumps({"files": files}).encode())
 
     def _undo_manifest(self, result_id: str, folder: Path) -> list[dict[str, Any]]:
+        """The files of the undo data in ``folder``, each entry as ``save_undo`` writes it (a
+        workspace file's path, the folder's own ``N.old``): undo writes what they name."""
         try:
-            manifest = json.loads((folder / "undo.json").read_bytes())
+            manifest = json.loads(own_bytes(folder, "undo.json"))
             files = manifest["files"]
-            if not isinstance(files, list):
+            if not isinstance(files, list) or not all(
+                isinstance(entry, dict)
+                and entry.get("old") == f"{i}.old"
+                and isinstance(entry.get("new_stamp"), str)
+                and workspace_file_path(entry.get("path"))
+                for i, entry in enumerate(files)
+            ):
                 raise TypeError(files)
             return files
         except FileNotFoundError:
@@ -299,7 +317,12 @@ class Editor(EditSelections):
                 raise NotFound(
                     f"cannot undo {result_id}: path not found: {path}", details={"path": path}
                 )
-            old = (folder / str(entry["old"])).read_bytes()
+            try:
+                old = own_bytes(folder, str(entry["old"]))
+            except OSError:
+                raise NotFound(
+                    f"the undo data of {result_id} is unreadable; it cannot be undone"
+                ) from None
             try:
                 current: bytes | None = read_regular(str(self._ws.root), path)
             except OSError:

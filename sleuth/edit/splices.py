@@ -108,20 +108,33 @@ def _line_break_at(data: bytes, at: int) -> int:
     return 1 if data[at : at + 1] == b"\n" else 0
 
 
+def _deletes_lines(sp: Splice) -> bool:
+    return sp.lines and sp.text == b""
+
+
 def splice(ft: FileText, splices: list[Splice]) -> tuple[bytes, list[Placed]]:
     """Apply splices (end first); the new bytes and where each splice's text is in them (in
     order of position; an inserted whole-lines splice: the lines it selects)."""
     data = ft.data
     ordered = sorted(splices, key=lambda s: (s.start, s.end))
-    for sp in ordered:
+    for i, sp in enumerate(ordered):
         if sp.lines and sp.text == b"":
             # deleting whole lines removes their line break too (the one before the last line
             # of a file that has no final newline)
             after = _line_break_at(data, sp.end)
             if after:
                 sp.end += after
-            elif sp.start > 0 and data[sp.start - 1 : sp.start] == b"\n":
-                sp.start -= 2 if data[sp.start - 2 : sp.start] == b"\r\n" else 1
+                continue
+            # ... taken by the first of a run of deleted lines that reaches that last line,
+            # whose breaks the deletions before it hold already
+            head = i
+            while head > 0 and _deletes_lines(ordered[head - 1]):
+                if ordered[head - 1].end != ordered[head].start:
+                    break
+                head -= 1
+            run = ordered[head]
+            if run.start > 0 and data[run.start - 1 : run.start] == b"\n":
+                run.start -= 2 if data[run.start - 2 : run.start] == b"\r\n" else 1
     for a, b in zip(ordered, ordered[1:], strict=False):
         if b.start < a.end:
             raise Conflict(

@@ -21,6 +21,7 @@ from sleuth.workspace.paths import normalize_rel
 from sleuth.workspace.policy import AccessPolicy
 from sleuth.workspace.reader import BINARY_PROBE, encoding_of, stamp_bytes
 from sleuth.workspace.rooted import locate, outside_root, read_in, symlinked_component
+from sleuth.workspace.state_folder import STATE_DIR
 from sleuth.workspace.text import FileText
 
 __all__ = [
@@ -30,6 +31,7 @@ __all__ = [
     "followed_stat",
     "folders_real",
     "fresh_text",
+    "in_state_folder",
 ]
 
 
@@ -76,6 +78,8 @@ def validated_path(root: str, prefix: str, policy: AccessPolicy, p: str) -> str:
         return ""
     if policy.is_denied(rel):
         raise path_not_found(rel)
+    if in_state_folder(rel):
+        raise _state_path(rel)
     if symlinked_component(root, rel):
         raise InvalidPath(
             f"{rel} is reached through a symlinked folder; sleuth never searches, reads or "
@@ -100,9 +104,26 @@ def validated_path(root: str, prefix: str, policy: AccessPolicy, p: str) -> str:
             )
         if policy.is_denied(real[len(prefix) :]):
             raise path_not_found(rel)
+        if in_state_folder(real[len(prefix) :]):
+            raise _state_path(rel)
         if not os.path.exists(real):
             raise path_not_found(rel)
     return rel
+
+
+def in_state_folder(rel: str) -> bool:
+    """Whether ``rel`` lies in the root's state folder ``.sleuth/``: sleuth's own journal, undo
+    data and registry, which no search lists and no read or edit may reach (an edit of an
+    undo manifest would make ``undo`` write what it names, docs/SAFETY.md)."""
+    return rel == STATE_DIR or rel.startswith(STATE_DIR + "/")
+
+
+def _state_path(rel: str) -> InvalidPath:
+    return InvalidPath(
+        f"{rel} is in sleuth's state folder {STATE_DIR}/, which is never read or edited through "
+        "sleuth (docs/SAFETY.md#cloaking-and-the-root); give a path of the workspace's own files",
+        details={"path": rel},
+    )
 
 
 def followed_stat(prefix: str, policy: AccessPolicy, rel: str) -> os.stat_result:
@@ -113,8 +134,11 @@ def followed_stat(prefix: str, policy: AccessPolicy, rel: str) -> os.stat_result
         real = os.path.realpath(full)
         if not real.startswith(prefix):
             raise outside_root(rel)
-        if policy.is_denied(real[len(prefix) :]):
+        target = real[len(prefix) :]
+        if policy.is_denied(target):
             raise path_not_found(rel)
+        if in_state_folder(target):
+            raise OSError(f"{rel} leads into the state folder")
         st = os.stat(full)
     return st
 

@@ -53,6 +53,23 @@ def _through_link(rel: str) -> InvalidPath:
     )
 
 
+def _not_canonical(rel: str) -> InvalidPath:
+    return InvalidPath(
+        f"{rel!r} is not a path inside the root: a path here names a file by its folders from "
+        "the root, with no '..', '.', empty or absolute part",
+        details={"path": rel},
+    )
+
+
+def _parts(rel: str) -> list[str]:
+    """The components of a canonical root-relative path; ``InvalidPath`` for any other
+    (``..`` is no symlink, so the no-follow walk alone would let it climb out of the root)."""
+    parts = rel.split("/")
+    if any(part in ("", ".", "..") or "\0" in part for part in parts):
+        raise _not_canonical(rel)
+    return parts
+
+
 def outside_root(rel: str) -> InvalidPath:
     """The error for a path that leaves the root through a symlink (no absolute path shown)."""
     return InvalidPath(
@@ -68,9 +85,10 @@ def open_folder(root: str, rel_dir: str, *, rel: str | None = None) -> int:
     ``InvalidPath`` when a component is a symlink; ``FileNotFoundError``/``NotADirectoryError``
     when one is missing or not a folder. The caller closes the fd.
     """
+    parts = _parts(rel_dir) if rel_dir else []
     fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
-        for part in rel_dir.split("/") if rel_dir else ():
+        for part in parts:
             try:
                 nxt = os.open(part, _DIR_FLAGS, dir_fd=fd)
             except OSError as exc:
@@ -126,6 +144,7 @@ def locate(root: str, rel: str) -> Located:
     prefix = root.rstrip("/") + "/"
     current = rel
     for _ in range(_MAX_LINK_HOPS):
+        _parts(current)
         head, _, name = current.rpartition("/")
         fd = open_folder(root, head, rel=rel)
         try:

@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from sleuth import Workbench
-from sleuth.edit import journal
+from sleuth.edit import journal, recovery
 from sleuth.edit.journal import FileChange, commit, recover
 from sleuth.errors import StaleReference
 from sleuth.workspace import Workspace, stamp_bytes
@@ -149,7 +149,7 @@ def test_recovery_is_idempotent_even_when_it_is_interrupted(
     root = make_workspace(dict(OLD))
     crash_at(root, "after-file-2")
     assert contents(root) == NEW
-    real_restore = journal._restore
+    real_restore = recovery._restore
     calls: list[str] = []
 
     def dies_after_one(loc: Located, temp_name: str, data: bytes, mode: int) -> None:
@@ -158,10 +158,10 @@ def test_recovery_is_idempotent_even_when_it_is_interrupted(
         calls.append(loc.real)
         real_restore(loc, temp_name, data, mode)
 
-    monkeypatch.setattr(journal, "_restore", dies_after_one)
+    monkeypatch.setattr(recovery, "_restore", dies_after_one)
     with pytest.raises(KeyboardInterrupt):
         recover(Workspace(root))
-    monkeypatch.setattr(journal, "_restore", real_restore)
+    monkeypatch.setattr(recovery, "_restore", real_restore)
     assert sum(contents(root)[p] == OLD[p] for p in OLD) == 1
     assert sorted(recover(Workspace(root))) == ["d1/f1.py", "d2/f2.py"]
     assert contents(root) == OLD
@@ -212,7 +212,7 @@ def test_regression_recovery_elsewhere_must_not_tear_a_live_commit(
     ``flock`` held for the commit) that ``recover`` respects."""
     root = make_workspace(dict(OLD))
     ws = Workspace(root)
-    real_rename = journal._rename_into
+    real_rename = journal.rename_into
     written: list[str] = []
 
     def another_process_starts(loc: Located, temp_name: str) -> None:
@@ -221,7 +221,7 @@ def test_regression_recovery_elsewhere_must_not_tear_a_live_commit(
         if len(written) == 1:
             Workbench(root).close()
 
-    monkeypatch.setattr(journal, "_rename_into", another_process_starts)
+    monkeypatch.setattr(journal, "rename_into", another_process_starts)
     try:
         commit(ws, changes_for(ws, list(OLD)))
     except Exception:

@@ -973,6 +973,41 @@ def test_regression_text_that_cannot_be_utf8_is_invalid_query(bench: Bench) -> N
     assert (root / "a.py").read_bytes() == b"v = 1\n"
 
 
+def test_regression_text_with_a_nul_is_invalid_query(bench: Bench) -> None:
+    """Seen: ``replace REF "a\\x00b"`` was written; the file turned binary, dropped out of
+    every search, and the edit's own RESULT# answered ``stale_reference``."""
+    root, wb = bench({"a.py": "v = 1\n"})
+    for call in (
+        lambda: wb.replace(ref(wb, "1"), "a\x00b"),
+        lambda: wb.insert(ref(wb, "1"), "\x00", where="after"),
+    ):
+        with pytest.raises(InvalidQuery, match="NUL"):
+            call()
+    assert (root / "a.py").read_bytes() == b"v = 1\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "left"),
+    [
+        ("x\nfoo\nfoo", "x"),
+        ("x\r\nfoo\r\nfoo", "x"),
+        ("foo\nfoo", ""),
+        ("foo\nfoo\nfoo", ""),
+        ("x\nfoo\ny\nfoo", "x\ny"),
+        ("x\nfoo\nfoo\n", "x\n"),
+    ],
+)
+def test_regression_deleting_adjacent_last_lines_without_a_final_break(
+    bench: Bench, text: str, left: str
+) -> None:
+    """Seen: ``delete SEARCH#H:all:line`` on ``x\\nfoo\\nfoo`` was refused as overlapping
+    ranges: each line took a line break, and the last one took the break the line before it
+    had taken already. A run of deleted lines reaching the end takes the break before it."""
+    root, wb = bench({"a.py": text})
+    wb.delete(wb.search("foo").result + ":all:line")
+    assert (root / "a.py").read_bytes() == left.encode()
+
+
 def test_regression_editing_through_a_symlinked_file_keeps_the_link(bench: Bench) -> None:
     """Engine bug (reported): the walker lists ``link.py -> real.py`` as a file; an edit
     through ``link.py`` renames a temporary file over the symlink, so the link becomes a

@@ -293,13 +293,19 @@ def test_a_crashed_edit_whose_file_the_user_changed_never_locks_the_workspace(
                 "old": f"{i}.old",
                 "new": f"{i}.new",
                 "mode": 0o644,
-                "temp": f".sleuth-tmp-dead-{i}",
+                "temp": f".sleuth-tmp-dead00000000-{i}",
                 "real": rel,
                 "new_stamp": "0" * 16,
             }
         )
     (folder / "manifest.json").write_text(
-        __import__("json").dumps({"state": "prepared", "files": entries})
+        __import__("json").dumps(
+            {
+                "state": "prepared",
+                "root": [root.stat().st_dev, root.stat().st_ino],
+                "files": entries,
+            }
+        )
     )
     (root / "b.py").write_text("the user's version\n")
     os.unlink(root / "a.py")
@@ -329,11 +335,13 @@ def test_doctor_recover_shows_what_recovery_left_for_the_user(
         "old": "0.old",
         "new": "0.new",
         "mode": 0o644,
-        "temp": ".sleuth-tmp-x",
+        "temp": ".sleuth-tmp-dead00000001-0",
         "real": "a.py",
         "new_stamp": "0" * 16,
     }
-    (folder / "manifest.json").write_text(json.dumps({"state": "prepared", "files": [entry]}))
+    here = [root.stat().st_dev, root.stat().st_ino]
+    manifest = {"state": "prepared", "root": here, "files": [entry]}
+    (folder / "manifest.json").write_text(json.dumps(manifest))
     (root / "a.py").write_text("the user's\n")
     run = subprocess.run(
         [sys.executable, "-m", "sleuth", "doctor", "--recover", "--json"],

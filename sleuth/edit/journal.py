@@ -41,9 +41,10 @@ from sleuth.edit.recovery import (
     rename_into,
     root_id,
 )
-from sleuth.errors import Conflict, Internal, SleuthError, StaleReference
+from sleuth.errors import Conflict, Internal, SleuthError, StaleReference, UnsafeSelection
 from sleuth.workspace import Workspace, stamp_bytes
 from sleuth.workspace.path_checks import path_not_found
+from sleuth.workspace.policy import CONFIG_FILES, config_in
 from sleuth.workspace.rooted import Located, locate, read_in, unlink_in, write_file, write_in
 from sleuth.workspace.state_folder import state_subdir
 
@@ -166,6 +167,7 @@ def _commit_locked(
             if found is None:
                 stale.append(change.path)
                 continue
+            _keeps_the_rules(change, found[0])
             if _same_file_again(kept, located, change, found[0]):
                 found[0].close()
                 continue
@@ -218,6 +220,25 @@ def _torn(
         + (" except what `sleuth doctor --recover` lists" if kept else ""),
         details={"path": failed, "errno": exc.errno},
     )
+
+
+def _keeps_the_rules(change: FileChange, loc: Located) -> None:
+    """``unsafe_selection`` for an edit of the root's configuration that changes sleuth's own
+    settings (its deny list above all): the rules that cloak files are the user's, and an
+    agent that could rewrite them through sleuth could uncloak what they hide."""
+    if loc.real not in CONFIG_FILES:
+        return
+    try:
+        same = config_in(loc.real, change.old) == config_in(loc.real, change.new)
+    except SleuthError:
+        same = False  # the new bytes would not parse: sleuth could not start there
+    if not same:
+        raise UnsafeSelection(
+            f"the edit changes sleuth's own settings in {loc.real} (its deny list or other "
+            "[tool.sleuth] keys): sleuth never rewrites the rules that cloak files; nothing was "
+            f"written — edit {loc.real} yourself",
+            details={"path": change.path},
+        )
 
 
 def _same_file_again(

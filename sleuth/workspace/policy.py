@@ -30,6 +30,7 @@ __all__ = [
     "DEFAULT_MAX_FILESIZE",
     "CONFIG_FILES",
     "load_config",
+    "config_in",
     "resolve_max_filesize",
     "AccessPolicy",
 ]
@@ -77,6 +78,10 @@ def _read_toml(path: str, only_if: bytes = b"") -> dict[str, Any] | None:
         return None
     except OSError as exc:
         raise _config_error(name, f"unreadable ({exc.strerror})") from exc
+    return _parse_toml(name, raw, only_if)
+
+
+def _parse_toml(name: str, raw: bytes, only_if: bytes = b"") -> dict[str, Any] | None:
     if only_if and only_if not in raw:
         return None
     import tomllib  # deferred: most cold runs never parse TOML
@@ -112,6 +117,25 @@ def _check(conf: dict[str, Any], name: str) -> None:
         raise _config_error(name, "max_filesize must be a positive number of bytes")
 
 
+def _conf(name: str, doc: dict[str, Any]) -> dict[str, Any]:
+    """The sleuth settings of one parsed configuration file."""
+    if name == "pyproject.toml":
+        conf = _tool_table(doc, name)
+    else:
+        conf = {k: v for k, v in doc.items() if k != "tool"}
+        conf.update(_tool_table(doc, name))
+    _check(conf, name)
+    return conf
+
+
+def config_in(name: str, raw: bytes) -> dict[str, Any]:
+    """The sleuth settings that bytes ``raw`` of the root's configuration file ``name`` hold
+    (``{}`` for none); ``InvalidPath`` when they could not be used. An edit of such a file is
+    refused when they change (docs/SAFETY.md#cloaking-and-the-root)."""
+    doc = _parse_toml(name, raw, b"sleuth" if name == "pyproject.toml" else b"")
+    return {} if doc is None else _conf(name, doc)
+
+
 def load_config(root: str) -> dict[str, Any]:
     """The merged sleuth configuration of the workspace at ``root`` (empty if none)."""
     merged: dict[str, Any] = {}
@@ -120,12 +144,7 @@ def load_config(root: str) -> dict[str, Any]:
         doc = _read_toml(os.path.join(root, name), b"sleuth" if name == "pyproject.toml" else b"")
         if doc is None:
             continue
-        if name == "pyproject.toml":
-            conf = _tool_table(doc, name)
-        else:
-            conf = {k: v for k, v in doc.items() if k != "tool"}
-            conf.update(_tool_table(doc, name))
-        _check(conf, name)
+        conf = _conf(name, doc)
         for glob in conf.pop("deny", None) or []:
             if glob not in deny:
                 deny.append(glob)

@@ -307,17 +307,28 @@ class Sp:
 def apply_splices(data: bytes, splices: list[Sp]) -> bytes | None:
     """``data`` with ``splices`` applied; None when two overlap (the edit is a conflict).
 
-    Whole-line deletions take their line break with them, or the one before a last line that
-    has no line break (docs/edits.md#delete, ``sleuth/edit/splices.py``)."""
+    Whole-line deletions take their line break with them; the deleted lines that end the file
+    without a line break take the one before the first of them (docs/edits.md#delete,
+    ``sleuth/edit/splices.py``): the file keeps ending without one."""
     ordered = sorted(
         (Sp(s.start, s.end, s.text, s.lines) for s in splices), key=lambda s: (s.start, s.end)
     )
-    for sp in ordered:
+    for i, sp in enumerate(ordered):
         if sp.lines and not sp.text:
             if data[sp.end : sp.end + 1] == b"\n":
                 sp.end += 1
-            elif sp.start > 0 and data[sp.start - 1 : sp.start] == b"\n":
-                sp.start -= 1
+                continue
+            first = i  # back over the whole-line deletions that touch this one
+            while (
+                first > 0
+                and ordered[first - 1].lines
+                and not ordered[first - 1].text
+                and ordered[first - 1].end == ordered[first].start
+            ):
+                first -= 1
+            head = ordered[first]
+            if head.start > 0 and data[head.start - 1 : head.start] == b"\n":
+                head.start -= 1
     for a, b in zip(ordered, ordered[1:], strict=False):
         if b.start < a.end:
             return None

@@ -680,6 +680,16 @@ FAULT = st.one_of(
         target=st.integers(-1, 5),
         content=CONTENT,
     ),
+    # the file system refuses the nth rename (a bind-mounted or immutable file): the edit
+    # must answer ``internal`` with every file old (docs/SAFETY.md#the-journal-and-recovery)
+    st.builds(
+        Fault,
+        point=st.just("rename"),
+        nth=st.integers(0, 1),
+        action=st.just("fail"),
+        target=st.just(-1),
+        content=st.just(""),
+    ),
 )
 SCOPES = ("/", "/", "/", SUB, "a.txt", ORIG)
 

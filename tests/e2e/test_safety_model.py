@@ -40,7 +40,7 @@ MIN_STEPS = 20_000
 """Steps both machines run together in CI (each about half: EXAMPLES x up to STEPS_PER_EXAMPLE,
 derandomized, so the count is the same on every run)."""
 
-EXAMPLES = 66
+EXAMPLES = 72
 STEPS_PER_EXAMPLE = 200
 PLANTED_EXAMPLES = 10
 STALE_WRITES = {

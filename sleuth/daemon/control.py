@@ -7,6 +7,7 @@ import contextlib
 import fcntl
 import json
 import os
+import stat
 import subprocess
 import sys
 import time
@@ -14,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from sleuth.daemon import wire
 from sleuth.errors import InvalidPath, SleuthError, Timeout, Unsupported
-from sleuth.service.daemon_settings import DaemonSettings
+from sleuth.service.daemon_settings import DaemonSettings, daemon_state_dir
 
 if TYPE_CHECKING:
     from sleuth.daemon.server import CliMain
@@ -77,7 +78,8 @@ def autostart(root: str) -> None:
     workspace opened). Never fails the call that already answered."""
     with contextlib.suppress(SleuthError, OSError):
         real = os.path.realpath(root)
-        if not os.path.isdir(os.path.join(real, wire.STATE_DIR)):
+        state = os.lstat(os.path.join(real, wire.STATE_DIR))
+        if not stat.S_ISDIR(state.st_mode):  # none, or a symlink: no daemon writes there
             return
         if DaemonSettings.load(real).enabled:
             spawn(real)
@@ -85,7 +87,10 @@ def autostart(root: str) -> None:
 
 def _lock_held(root: str) -> bool:
     try:
-        fd = os.open(os.path.join(root, wire.STATE_DIR, wire.LOCK_NAME), os.O_RDWR | os.O_CLOEXEC)
+        fd = os.open(
+            os.path.join(root, wire.STATE_DIR, wire.LOCK_NAME),
+            os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC,
+        )
     except OSError:
         return False
     try:
@@ -117,6 +122,7 @@ def start(root: str, progress: OnProgress | None = None) -> dict[str, Any]:
             "SLEUTH_NO_DAEMON=1); CLI calls answer in their own process",
             details={"root": real},
         )
+    daemon_state_dir(real)  # a state folder it could not use: said now, not after a timeout
     if not _lock_held(real):
         spawn(real)
     if progress is not None:

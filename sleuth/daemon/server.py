@@ -34,7 +34,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TextIO
 
 from sleuth.daemon import wire
-from sleuth.service.daemon_settings import DaemonSettings
+from sleuth.service.daemon_settings import DaemonSettings, daemon_state_dir
 
 __all__ = ["Daemon", "run", "CliMain"]
 
@@ -82,10 +82,11 @@ class Daemon:
 
     def serve(self) -> int:
         """Hold the lock, bind, answer until told to go; 0 also when another daemon runs."""
-        state = os.path.join(self.root, wire.STATE_DIR)
-        os.makedirs(state, mode=0o700, exist_ok=True)
+        state = daemon_state_dir(self.root)  # never through a symlink (docs/SAFETY.md)
         lock_fd = os.open(
-            os.path.join(state, wire.LOCK_NAME), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600
+            os.path.join(state, wire.LOCK_NAME),
+            os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC,
+            0o600,
         )
         try:
             try:

@@ -39,7 +39,7 @@ MAX_SHARE = 0.25
 
 _CHUNK = 500  # paths per ``IN (...)`` query (well under SQLite's variable limit)
 
-Stat = tuple[int, int]
+Stat = tuple[int, int, int]
 
 
 def load_part(
@@ -52,8 +52,9 @@ def load_part(
     neighbours, if the cache in ``db`` (format already checked, inside one read transaction)
     holds exactly the files of ``stats`` with those signatures; None otherwise."""
     order: dict[str, int] = {}
-    for rowid, path, size, mtime in db.execute("SELECT rowid, path, size, mtime_ns FROM files"):
-        if size is None or mtime is None or stats.get(path) != (size, mtime):
+    rows = db.execute("SELECT rowid, path, size, mtime_ns, ctime_ns FROM files")
+    for rowid, path, size, mtime, ctime in rows:
+        if size is None or mtime is None or stats.get(path) != (size, mtime, ctime):
             return None  # changed, or never stat'ed as settled: a sync must look at it
         order[str(path)] = int(rowid)
     if len(order) != len(stats):

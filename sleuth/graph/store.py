@@ -43,20 +43,22 @@ __all__ = [
     "Stat",
 ]
 
-CACHE_VERSION = 5
+CACHE_VERSION = 6
 """Bumped whenever what a stored row means changes (5: ``member:`` keys in resolutions: a
 resolution stored before them misses the member reads an update needs), so older caches are
 rebuilt rather than misread."""
 DEFAULT_CACHE = ".sleuth/graph.db"
 _FORMAT = f"{CACHE_VERSION}/marshal-{marshal.version}/py{sys.version_info[0]}.{sys.version_info[1]}"
 
-Stat = tuple[int, int]
-"""(size, mtime_ns) of a file as last seen: a file still showing it need not be re-read."""
+Stat = tuple[int, int, int]
+"""(size, mtime_ns, ctime_ns) of a file as last seen: a file still showing it need not be
+re-read (ctime moves on every write and ``utime``, so ``cp -p`` of other text of the same size
+is seen, docs/SAFETY.md)."""
 
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
     "CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, size INTEGER, mtime_ns INTEGER,"
-    " record BLOB NOT NULL, resolution BLOB NOT NULL)",
+    " ctime_ns INTEGER, record BLOB NOT NULL, resolution BLOB NOT NULL)",
     "CREATE TABLE IF NOT EXISTS semantic (u TEXT NOT NULL, v TEXT NOT NULL, k TEXT NOT NULL,"
     " owner TEXT NOT NULL, PRIMARY KEY (u, v, k))",
 )
@@ -148,14 +150,15 @@ class GraphStore:
             epoch = self._meta(db, "epoch")
             semantic = _semantic(db)
             rows = db.execute(
-                "SELECT path, size, mtime_ns, record, resolution FROM files ORDER BY rowid"
+                "SELECT path, size, mtime_ns, ctime_ns, record, resolution FROM files "
+                "ORDER BY rowid"
             )
             stats: dict[str, Stat] = {}
             decoded = []
-            for path, size, mtime, rec, res in rows:
+            for path, size, mtime, ctime, rec, res in rows:
                 decoded.append((str(path), marshal.loads(rec), marshal.loads(res)))
-                if size is not None and mtime is not None:
-                    stats[path] = (int(size), int(mtime))
+                if size is not None and mtime is not None and ctime is not None:
+                    stats[path] = (int(size), int(mtime), int(ctime))
         finally:
             db.execute("COMMIT")
         graph = Graph()
@@ -274,8 +277,8 @@ class GraphStore:
         return len(rows.files)
 
 
-_FileRow = tuple[str, int | None, int | None, BlobSources]
-"""(path, size, mtime, what its record and resolution rows are encoded from)."""
+_FileRow = tuple[str, int | None, int | None, int | None, BlobSources]
+"""(path, size, mtime, ctime, what its record and resolution rows are encoded from)."""
 
 
 @dataclass
@@ -285,7 +288,7 @@ class _Rows:
 
     files: list[_FileRow]  # encoded when stored (``insert``: by the writer when behind)
     gone: list[str]
-    touched: list[tuple[int | None, int | None, str]]
+    touched: list[tuple[int | None, int | None, int | None, str]]
     semantic: list[tuple[str, str, str, str]] | None
     whole: bool = False  # every file's row: whatever the file holds is replaced
 
@@ -304,7 +307,7 @@ class _Rows:
         return cls(
             [_file_row(graph, p, stats.get(p)) for p in sorted(changed)],
             sorted(gone),
-            [(*stats[p], p) if p in stats else (None, None, p) for p in touched],
+            [(*stats[p], p) if p in stats else (None, None, None, p) for p in touched],
             None
             if semantic is None
             else [(u, v, k, o) for (u, v, k), o in sorted(semantic.items())],
@@ -318,10 +321,15 @@ class _Rows:
         db.executemany("DELETE FROM files WHERE path = ?", ((p,) for p in self.gone))
         files = courteous(self.files) if behind else self.files
         db.executemany(
-            "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?)",
-            ((p, size, mtime, *encode_blobs(*sources)) for p, size, mtime, sources in files),
+            "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?)",
+            (
+                (p, size, mtime, ctime, *encode_blobs(*sources))
+                for p, size, mtime, ctime, sources in files
+            ),
         )
-        db.executemany("UPDATE files SET size = ?, mtime_ns = ? WHERE path = ?", self.touched)
+        db.executemany(
+            "UPDATE files SET size = ?, mtime_ns = ?, ctime_ns = ? WHERE path = ?", self.touched
+        )
         if self.semantic is not None:
             db.execute("DELETE FROM semantic")
             db.executemany("INSERT INTO semantic VALUES (?, ?, ?, ?)", self.semantic)
@@ -336,8 +344,8 @@ def _semantic(db: sqlite3.Connection) -> dict[tuple[str, str, str], str]:
 
 
 def _file_row(graph: Graph, path: str, stat: Stat | None) -> _FileRow:
-    size, mtime = stat if stat is not None else (None, None)
-    return (path, size, mtime, graph.blob_sources(path))
+    size, mtime, ctime = stat if stat is not None else (None, None, None)
+    return (path, size, mtime, ctime, graph.blob_sources(path))
 
 
 def save(graph: Graph, path: str) -> None:

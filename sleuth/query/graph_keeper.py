@@ -63,7 +63,7 @@ class GraphKeeper:
         self._store = GraphStore(self.cache_path, collector=self._collector)
         with contextlib.suppress(OSError):  # the whole-graph JSON cache of earlier versions
             os.unlink(os.path.join(os.path.dirname(self.cache_path), "graph.json"))
-        self._stats: dict[str, tuple[int, int]] = {}  # path -> (size, mtime) its stamp was read at
+        self._stats: dict[str, tuple[int, int, int]] = {}  # path -> (size, mtime, ctime) read at
         self._synced_at: int | None = None
         self._covered: dict[str, bool] = {}  # path -> has a language (graph files)
         self._listing: Sequence[FileEntry] | None = None  # the listing of the last sync
@@ -107,7 +107,7 @@ class GraphKeeper:
         everything, and nothing is written from a part."""
         if self._graph is not None:
             return None
-        stats = {e.path: (e.size, e.mtime_ns) for e in files if self._covers(e.path)}
+        stats = {e.path: (e.size, e.mtime_ns, e.ctime_ns) for e in files if self._covers(e.path)}
         part = self._store.load_part(stats, wanted)
         if part is not None:
             self.parts += 1
@@ -218,9 +218,9 @@ class GraphKeeper:
             path = entry.path
             if not self._covers(path):
                 continue
-            sig = (entry.size, entry.mtime_ns)
+            sig = (entry.size, entry.mtime_ns, entry.ctime_ns)
             if stats.get(path) == sig:
-                continue  # same size and mtime as when its stamp was read: not re-read
+                continue  # same size, mtime and ctime as when its stamp was read: not re-read
             ft = self._ws.read(path)
             if ft is None:
                 unreadable.add(path)  # not in the graph

@@ -25,7 +25,7 @@ from sleuth.errors import InvalidQuery, NotFound
 from sleuth.graph import Graph
 from sleuth.graph.queries import file_declarations_json
 from sleuth.query.scan import Stage, make_match
-from sleuth.query.symbols_mode import SymbolSource
+from sleuth.query.symbols_mode import SymbolSource, stale_note
 from sleuth.workspace import FileEntry, Workspace
 
 if TYPE_CHECKING:
@@ -123,11 +123,16 @@ def plan_graph_answer(prepared: Prepared, graph: Graph) -> None:
             ft = ws.read(path)
             if ft is None:
                 continue
+            if not graph.has_file(path) or graph.stamp(path) != ft.stamp:
+                prepared.notes.append(stale_note(path))  # offsets of other bytes
+                continue
             m = make_match(ft, start, end, req.context, None, extra)
             matches.append(replace(m, score=score))
         prepared.path_matches = matches
         prepared.ordered_by_score = True
         return
+    source.stamps = {p: graph.stamp(p) for p in source.paths if graph.has_file(p)}
+    source.notes = prepared.notes
     by_path = {f.path: f for f in prepared.files}
     prepared.files = [by_path.get(p) or FileEntry(p, 0, 0) for p in source.paths]
     prepared.stages = [Stage("graph", None, source)]

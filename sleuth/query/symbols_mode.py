@@ -99,6 +99,13 @@ class SymbolFinder(Protocol):
     def refs(self, d: SymbolDef, files: Sequence[FileEntry]) -> Iterable[SymbolRef]: ...
 
 
+def stale_note(path: str) -> str:
+    return (
+        f"{path} changed since the graph read it: its matches are left out; search again once "
+        "the graph has caught up"
+    )
+
+
 @dataclass
 class SymbolSource:
     """Precomputed symbol matches, handed out per file to the scanner."""
@@ -107,6 +114,10 @@ class SymbolSource:
     tier: int = 0
     complete: bool = True
     reason: str | None = None
+    stamps: dict[str, str] = field(default_factory=dict)
+    """The stamp of the bytes each path's offsets were found in (graph records): a file read
+    with other bytes hands out none of them, and says so in ``notes``."""
+    notes: list[str] | None = None
 
     @property
     def literals(self) -> Literals | None:
@@ -120,6 +131,12 @@ class SymbolSource:
         raise NotImplementedError("symbol matches are precomputed: use find_in_file")
 
     def find_in_file(self, ft: FileText) -> list[Found]:
+        expected = self.stamps.get(ft.path)
+        if expected is not None and expected != ft.stamp:
+            # offsets of other bytes: a reference made from them would select the wrong text
+            if self.notes is not None:
+                self.notes.append(stale_note(ft.path))
+            return []
         return list(self.by_path.get(ft.path, []))
 
     @property

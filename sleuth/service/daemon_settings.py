@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from pathlib import Path
 
 from sleuth.errors import InvalidPath
 from sleuth.workspace.policy import load_config
+from sleuth.workspace.state_folder import STATE_DIR, make_state_dir
 
-__all__ = ["DaemonSettings", "DEFAULT_IDLE_S", "NO_DAEMON_ENV", "IDLE_ENV"]
+__all__ = ["DaemonSettings", "DEFAULT_IDLE_S", "NO_DAEMON_ENV", "IDLE_ENV", "daemon_state_dir"]
 
 DEFAULT_IDLE_S = 900.0
 NO_DAEMON_ENV = "SLEUTH_NO_DAEMON"
@@ -60,3 +62,11 @@ class DaemonSettings:
             return DaemonSettings.load(root)
         except InvalidPath:
             return self
+
+
+def daemon_state_dir(root: str) -> str:
+    """The root's ``.sleuth/`` where the daemon keeps its lock and socket: a real folder of this
+    user's with no symlink directly inside it, made if missing; ``InvalidPath`` otherwise
+    (docs/SAFETY.md#cloaking-and-the-root: a planted ``.sleuth/daemon.lock`` symlink must not
+    make the daemon write through it)."""
+    return str(make_state_dir(Path(root) / STATE_DIR))

@@ -86,7 +86,8 @@ class ChangeWatcher:
         with self._barrier_seen:
             seen = self._barrier_events
         try:
-            fd = os.open(self._barrier_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC
+            fd = os.open(self._barrier_path, flags, 0o600)
             try:
                 os.write(fd, b"x")
             finally:

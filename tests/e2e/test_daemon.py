@@ -406,3 +406,23 @@ def test_the_daemon_starts_a_language_server_only_when_a_call_needs_one(running:
     assert found.returncode == 0, found.stderr
     assert [m["path"] for m in json.loads(found.stdout)["matches"]] == ["src/users.py"]
     assert _children(pid) != []  # the server the call started stays up for the next one
+
+
+@pytest.mark.parametrize("planted", ["daemon.lock", "daemon.sock", "watch-barrier"])
+def test_a_planted_symlink_in_the_state_folder_is_never_written_through(
+    make_workspace: MakeWorkspace, tmp_path: Path, planted: str
+) -> None:
+    """Seen: a workspace arriving with ``.sleuth/daemon.lock -> outside`` made any CLI call
+    start a daemon that emptied the outside file and wrote its pid there."""
+    ws = make_workspace(SAMPLE)
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n")
+    (ws / ".sleuth").mkdir(exist_ok=True)
+    os.symlink(victim, ws / ".sleuth" / planted)
+    for args in (("daemon", "run"), ("daemon", "start"), ("search", "def")):
+        proc = sleuth(ws, *args)
+        assert proc.returncode == 2, (args, proc.stderr)
+        assert b"invalid_path" in proc.stderr and b"symlink" in proc.stderr
+    assert victim.read_text() == "precious\n"
+    assert os.path.islink(ws / ".sleuth" / planted)
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name != ws.name) == ["victim.txt"]

@@ -75,12 +75,13 @@ def test_stat_signatures_round_trip_and_touch_updates_only_them(tmp_path: Path) 
     cache = tmp_path / "graph.db"
     graph = build_py(PY)
     store = GraphStore(str(cache))
-    store.write(graph, {p: (len(t), 1000 + i) for i, (p, t) in enumerate(sorted(PY.items()))})
+    stats0 = {p: (len(t), 1000 + i, 2000 + i) for i, (p, t) in enumerate(sorted(PY.items()))}
+    store.write(graph, stats0)
     before = _rows(cache)
-    store.write(graph, {"pkg/util.py": (1, 2)}, touched=["pkg/util.py"])
+    store.write(graph, {"pkg/util.py": (1, 2, 3)}, touched=["pkg/util.py"])
     _, stats = GraphStore(str(cache)).load()
-    assert stats["pkg/util.py"] == (1, 2)
-    assert stats["app/main.py"] == (len(PY["app/main.py"]), 1000)
+    assert stats["pkg/util.py"] == (1, 2, 3)
+    assert stats["app/main.py"] == (len(PY["app/main.py"]), 1000, 2000)
     assert _rows(cache) == before  # the record and resolution rows are untouched
 
 

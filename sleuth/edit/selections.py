@@ -52,8 +52,13 @@ class EditSelections:
         parsed = parse_ref(ref)
         sel = self._resolver.resolve(ref)
         if sel.broadened:
-            if self._resolver.get_row(parsed).mode == "semantic":
-                how = "a semantic: search (ranked chunks)"
+            mode = self._resolver.get_row(parsed).mode
+            if mode in ("semantic", "fuzzy"):
+                how = (
+                    "a semantic: search (ranked chunks)"
+                    if mode == "semantic"
+                    else "a fuzzy find (approximate matches, typos tolerated)"
+                )
                 fix = "pick the ones you mean with select REF N... and edit through that RESULT#"
             else:
                 how = "a broadened search (each word on its own)"

@@ -229,13 +229,14 @@ class Views:
                     raise NotFound(f"{ref} has {len(sel.ranges)} range(s), no item {i}")
                 ranges.append(sel.ranges[i - 1])
         # explicit items are an exact selection even when their result is incomplete, and
-        # picking semantic: hints one by one makes them a selection (docs/query.md#semantic-hybrid-retrieval)
+        # picking semantic: or fuzzy find hints one by one makes them a selection
+        # (docs/query.md#semantic-hybrid-retrieval)
         sel = Selection(
             source=ref,
             ranges=sorted(set(ranges)),
             result_id=row.id,
             complete=True,
-            broadened=row.broadened and row.mode != "semantic",
+            broadened=row.broadened and row.mode not in ("semantic", "fuzzy"),
         )
         check_size(sel, "select fewer items, or read them one by one")
         return self.register(sel, "select", {"items": list(items)}, None)

@@ -203,8 +203,11 @@ class Finder:
                 )
             )
             matches, result = found.matches, found.result
-            if total > len(matches):
-                note = joined(note, cut_note(page, len(matches)))
+        cut = cut_note(page, len(matches)) if total > len(matches) else None
+        note = joined(note, cut) if cut else note
+        # a file with more matches than max_results: its rest is on no page (find pages by
+        # file), so the answer is not complete, whatever was skipped
+        reason = joined(skip_reason(listing.skipped, skipped), cut)
         answer = FindResult(
             query=req.query,
             mode="grep",
@@ -212,8 +215,8 @@ class Finder:
             needle=needle,
             case_sensitive=cs,
             result=result,
-            complete=skip_reason(listing.skipped, skipped) is None,
-            incomplete_reason=skip_reason(listing.skipped, skipped),
+            complete=reason is None,
+            incomplete_reason=reason,
             total_matched=total,
             matches=matches,
             offset=req.offset,
@@ -317,6 +320,8 @@ class Finder:
             salt = json.dumps([cons.needle, cs, [(m.path, m.start_byte, m.stamp) for m in chosen]])
             page = self._register(identity, scope, chosen, salt, req, 1, mode="fuzzy")
             result, shown = page.result, page.matches
+        cut = cut_note(counts, len(shown)) if total > len(shown) else None
+        reason = joined(skip_reason(listed, skipped), cut)
         answer = FindResult(
             query=req.query,
             mode="grep",
@@ -324,15 +329,15 @@ class Finder:
             needle=cons.needle,
             case_sensitive=cs,
             result=result,
-            complete=skip_reason(listed, skipped) is None,
-            incomplete_reason=skip_reason(listed, skipped),
+            complete=reason is None,
+            incomplete_reason=reason,
             total_matched=total,
             matches=shown,
             offset=req.offset,
             max_results=req.max_results,
             next_offset=next_offset,
             files_with_matches=len(counts),
-            note=cut_note(counts, len(shown)) if total > len(shown) else None,
+            note=cut,
             skipped=skip_counts(listed, skipped),
         )
         if not shown:
@@ -372,7 +377,10 @@ class Finder:
         pager = self._searches.pager
         row, result_id = pager.existing(prepared)
         if row is None:
-            row = pager.new_row(prepared, result_id, mode, None, False, matches, None, len(matches))
+            # approximate matches are location hints, as a broadened search's are: an edit
+            # through them is unsafe_selection unless they are selected (docs/edits.md)
+            hints = mode == "fuzzy"
+            row = pager.new_row(prepared, result_id, mode, None, hints, matches, None, len(matches))
             pager.store(row, 1, matches, extend=False)
         return pager.page(row, req.query, first, req.max_results)
 

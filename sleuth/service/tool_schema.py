@@ -30,7 +30,13 @@ _TYPES: dict[Shape, Any] = {
 
 
 def _annotation(field: Spelled) -> Any:
+    # strict scalars: the SDK's model would read ``true`` or ``1.0`` as the integer 1, and a
+    # number as a flag; a float takes an integer, as JSON numbers do (no schema change)
     base = _TYPES[field.shape]
+    if field.shape in ("int", "bool", "str"):
+        base = Annotated[base, Field(strict=True)]
+    elif field.shape == "ints":
+        base = Sequence[Annotated[int, Field(strict=True)]]
     if field.optional:
         base = base | None
     return Annotated[base, Field(description=field.arg.description)]

@@ -106,3 +106,25 @@ def test_the_tool_list_a_model_reads_stays_under_6_kb(sample_root: Path) -> None
             assert all(t.description and len(t.description) <= 300 for t in tools)
 
     anyio.run(go)
+
+
+def test_a_flag_or_a_float_is_no_integer(sample_root: Path) -> None:
+    """Seen: ``limit: true`` was read as 1 (and ``1.0`` as 1) by the SDK's argument model,
+    while the Python API and the provider refuse them."""
+
+    async def go() -> None:
+        async with mcp_session(sample_root) as session:
+            for tool, args in (
+                ("search", {"query": "def", "limit": True}),
+                ("search", {"query": "def", "context": 1.0}),
+                ("search", {"query": "def", "max_bytes": False}),
+                ("read", {"target": "src/app.py", "limit": True}),
+                ("search", {"query": 7}),
+            ):
+                result = await session.call_tool(tool, args)
+                assert result.is_error, (tool, args)
+                assert "invalid_query" in result.content[0].text
+            fine = await session.call_tool("search", {"query": "def", "threshold": 1})
+            assert "invalid arguments" not in fine.content[0].text
+
+    anyio.run(go)

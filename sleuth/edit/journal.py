@@ -41,7 +41,14 @@ from sleuth.edit.recovery import (
     rename_into,
     root_id,
 )
-from sleuth.errors import Conflict, Internal, SleuthError, StaleReference, UnsafeSelection
+from sleuth.errors import (
+    Conflict,
+    Internal,
+    InvalidPath,
+    SleuthError,
+    StaleReference,
+    UnsafeSelection,
+)
 from sleuth.workspace import Workspace, stamp_bytes
 from sleuth.workspace.path_checks import path_not_found
 from sleuth.workspace.policy import CONFIG_FILES, config_in
@@ -167,6 +174,9 @@ def _commit_locked(
             if found is None:
                 stale.append(change.path)
                 continue
+            if not found[1] & stat.S_IWUSR:
+                found[0].close()
+                raise _read_only(change.path, found[1])
             _keeps_the_rules(change, found[0])
             if _same_file_again(kept, located, change, found[0]):
                 found[0].close()
@@ -219,6 +229,16 @@ def _torn(
         "nothing of the edit is left"
         + (" except what `sleuth doctor --recover` lists" if kept else ""),
         details={"path": failed, "errno": exc.errno},
+    )
+
+
+def _read_only(path: str, mode: int) -> InvalidPath:
+    """A file its owner may not write (mode ``0444``): made read-only on purpose, so an edit
+    would override a choice of the user's that an editor asks about first."""
+    return InvalidPath(
+        f"{path} is read-only (mode {mode:04o}): sleuth does not write a file you made "
+        f"read-only; nothing was written — make it writable first (chmod u+w {path})",
+        details={"path": path, "mode": f"{mode:04o}"},
     )
 
 

@@ -654,15 +654,29 @@ def test_missing_final_newline_is_preserved(bench: Bench) -> None:
 
 
 def test_file_mode_is_preserved(bench: Bench) -> None:
-    root, wb = bench({"run.sh": "#!/bin/sh\necho old\n", "ro.txt": "old\n"})
+    root, wb = bench({"run.sh": "#!/bin/sh\necho old\n", "rw.txt": "old\n"})
     os.chmod(root / "run.sh", 0o755)
-    os.chmod(root / "ro.txt", 0o444)
+    os.chmod(root / "rw.txt", 0o640)
     answer = wb.replace(search(wb, "old")["all"]["match"], "new").to_json()
-    assert answer["changed"] == ["ro.txt", "run.sh"]
+    assert answer["changed"] == ["run.sh", "rw.txt"]
     assert snapshot(root) == {
-        "ro.txt": (b"new\n", 0o444),
+        "rw.txt": (b"new\n", 0o640),
         "run.sh": (b"#!/bin/sh\necho new\n", 0o755),
     }
+
+
+def test_a_read_only_file_is_never_written(bench: Bench) -> None:
+    """A temporary file renamed over a 0444 file replaces it whatever its mode (only the
+    folder's permission counts), so a file made read-only would be written silently, even by
+    a user who could not open it for writing: refused like an editor refuses, nothing written."""
+    root, wb = bench({"ro.txt": "old\n", "rw.txt": "old\n"})
+    os.chmod(root / "ro.txt", 0o444)
+    before = snapshot(root)
+    with pytest.raises(InvalidPath, match="read-only"):
+        wb.replace(search(wb, "old")["all"]["match"], "new")
+    assert snapshot(root) == before
+    os.chmod(root / "ro.txt", 0o644)
+    assert wb.replace(search(wb, "old")["all"]["match"], "new").changed == ["ro.txt", "rw.txt"]
 
 
 def test_invalid_utf8_into_a_utf8_file_is_refused(bench: Bench) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from sleuth.errors import InvalidQuery, Unsupported
 from sleuth.model import SkipCounts
 
 if TYPE_CHECKING:
@@ -20,7 +21,11 @@ __all__ = [
     "skip_counts",
     "joined",
     "cut_note",
+    "regex_source",
+    "LOOKAROUND",
 ]
+
+LOOKAROUND = frozenset({"lookahead", "negative lookahead", "lookbehind", "negative lookbehind"})
 
 _REGEX_SPECIAL = frozenset("\\^$.|?*+()[]{}")
 _GLOB_SPECIAL = frozenset("\\*?[]{}!,")
@@ -84,3 +89,19 @@ def cut_note(page: list[tuple[str, int]], shown: int) -> str:
         f"{path} alone has {count} matches: only {shown} are shown; narrow the query or "
         "read the file"
     )
+
+
+def regex_source(needle: str, cs: bool) -> tuple[SpanSource | None, str | None]:
+    """The regex's span source, or (None, why) when it is invalid: plain text then.
+    Lookaround is ``invalid_query``: it changes what matches, so no fallback is safe."""
+    from sleuth.query.text_mode import plan_regex
+
+    try:
+        return plan_regex(needle, case_sensitive=cs)[0].source, None
+    except Unsupported as exc:
+        if exc.details.get("construct") in LOOKAROUND:
+            raise InvalidQuery(exc.message, details=dict(exc.details)) from None
+        why = exc.message.splitlines()[0]
+    except InvalidQuery as exc:
+        why = exc.message.splitlines()[0]
+    return None, f"{why}: searched as plain text instead"

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 import xxhash
 
-from sleuth.errors import InvalidQuery, Unsupported
+from sleuth.errors import InvalidQuery
 from sleuth.find.frecency import FrecencyStore
 from sleuth.model import Match, SkipCounts
 from sleuth.query.execute import Prepared
@@ -45,6 +45,7 @@ from sleuth.service.find_text import (
     has_upper_literal,
     joined,
     path_glob,
+    regex_source,
     skip_counts,
     skip_reason,
     text_source,
@@ -62,7 +63,6 @@ __all__ = ["Finder", "RecordingViews"]
 
 FIND_VERSION = "sleuth-find-1"
 """Part of the identity of every result ``find`` registers itself (files mode, fuzzy grep)."""
-LOOKAROUND = frozenset({"lookahead", "negative lookahead", "lookbehind", "negative lookbehind"})
 
 
 class RecordingViews(Views):
@@ -168,7 +168,7 @@ class Finder:
         note: str | None = None
         source: SpanSource | None = None
         if grep_mode == "regex":
-            source, note = self._regex_source(needle, cs)
+            source, note = regex_source(needle, cs)
             if source is None:
                 grep_mode = "plain_text"
                 cs = req.case_sensitive or has_upper_literal(needle, regex=False)
@@ -231,21 +231,6 @@ class Finder:
                 req, cons, len(files), searched, len(page), next_offset
             )
         return answer
-
-    def _regex_source(self, needle: str, cs: bool) -> tuple[SpanSource | None, str | None]:
-        """The regex's span source, or (None, why) when it is invalid: plain text then.
-        Lookaround is ``invalid_query``: it changes what matches, so no fallback is safe."""
-        from sleuth.query.text_mode import plan_regex
-
-        try:
-            return plan_regex(needle, case_sensitive=cs)[0].source, None
-        except Unsupported as exc:
-            if exc.details.get("construct") in LOOKAROUND:
-                raise InvalidQuery(exc.message, details=dict(exc.details)) from None
-            why = exc.message.splitlines()[0]
-        except InvalidQuery as exc:
-            why = exc.message.splitlines()[0]
-        return None, f"{why}: searched as plain text instead"
 
     def _pick_files(
         self, req: FindRequest, files: list[FileEntry], source: SpanSource

@@ -317,7 +317,9 @@ class _Rows:
     def insert(self, db: sqlite3.Connection, behind: bool = False) -> None:
         """Store the rows; ``behind``: from a writer behind the answer (``courteous``)."""
         if self.whole:
-            db.execute("DELETE FROM files")
+            # made again, not emptied: a file of an older format holds a table of other columns
+            db.execute("DROP TABLE IF EXISTS files")
+            db.execute(_SCHEMA[1])
         db.executemany("DELETE FROM files WHERE path = ?", ((p,) for p in self.gone))
         files = courteous(self.files) if behind else self.files
         db.executemany(

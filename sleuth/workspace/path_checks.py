@@ -17,7 +17,7 @@ import os
 import stat
 
 from sleuth.errors import InvalidPath, NotFound
-from sleuth.workspace.paths import normalize_rel
+from sleuth.workspace.paths import normalize_rel, reportable_name
 from sleuth.workspace.policy import AccessPolicy
 from sleuth.workspace.reader import BINARY_PROBE, encoding_of, stamp_bytes
 from sleuth.workspace.rooted import locate, outside_root, read_in, symlinked_component
@@ -80,6 +80,12 @@ def validated_path(root: str, prefix: str, policy: AccessPolicy, p: str) -> str:
         raise path_not_found(rel)
     if in_state_folder(rel):
         raise _state_path(rel)
+    if not all(reportable_name(part) for part in rel.split("/")):
+        raise InvalidPath(
+            f"{rel!r} holds a control character (or is not UTF-8): such names are left out of "
+            "every listing, since an answer could not show them as one line; rename the file",
+            details={"path": rel},
+        )
     if symlinked_component(root, rel):
         raise InvalidPath(
             f"{rel} is reached through a symlinked folder; sleuth never searches, reads or "

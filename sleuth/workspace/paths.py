@@ -16,7 +16,27 @@ from collections.abc import Callable, Iterator, Sequence
 from sleuth.errors import InvalidPath
 from sleuth.workspace.user_globs import GlobSyntaxError, compile_bodies, parse_glob
 
-__all__ = ["normalize_rel", "ancestors", "PathGlobs", "split_globs"]
+__all__ = ["normalize_rel", "ancestors", "PathGlobs", "split_globs", "reportable_name"]
+
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+"""Characters that would break a line of an answer's text (newlines, the separators
+``str.splitlines`` honours) or drive a terminal (escape sequences)."""
+
+
+def reportable_name(name: str) -> bool:
+    """Whether a file or folder name can be shown in an answer: UTF-8 text without control
+    characters. Any other is left out of listings and refused as a path
+    (docs/faces.md#which-files-are-searched): a name holding a newline could forge a match
+    line of the text an agent reads, and a path is text in every face."""
+    if name.isascii():
+        return name.isprintable()
+    if _UNPRINTABLE.search(name):
+        return False
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 _SEGMENT = r"(?!\.\.?(?:/|\Z))[^/\x00]+"

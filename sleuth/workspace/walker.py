@@ -45,7 +45,7 @@ from sleuth.workspace.ignore import (
     folder_levels,
     ignored_name,
 )
-from sleuth.workspace.paths import PathGlobs, ancestors
+from sleuth.workspace.paths import PathGlobs, ancestors, reportable_name
 from sleuth.workspace.policy import AccessPolicy
 
 __all__ = [
@@ -169,14 +169,6 @@ def entries_of_columns(
         for _ in map(setter, entries, column):
             pass
     return entries
-
-
-def _utf8_name(name: str) -> bool:
-    try:
-        name.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 class Walker:
@@ -360,6 +352,11 @@ class Walker:
                     continue
                 if exclude is not None and exclude.match(rel, True):
                     continue
+                if not reportable_name(name):
+                    # no text an answer could show (not UTF-8, or a control character): so
+                    # nothing below it can be named either; left out, counted once
+                    skipped.unreadable += 1
+                    continue
                 todo.append((rel, stack, inc or (include is not None and include.takes_whole(rel))))
                 continue
             regular = e.is_file(follow_symlinks=False)
@@ -374,8 +371,8 @@ class Walker:
                 continue
             if not inc and (include is None or not include.match(rel, False)):
                 continue
-            if not name.isascii() and not _utf8_name(name):
-                skipped.unreadable += 1  # a name that cannot be reported as UTF-8 text
+            if not reportable_name(name):
+                skipped.unreadable += 1  # a name no answer could show as one line of text
                 continue
             if regular:
                 try:

@@ -26,6 +26,7 @@ __all__ = [
     "encode",
     "line_edge",
     "lines_splice",
+    "line_break",
     "splice",
 ]
 
@@ -82,18 +83,24 @@ def line_edge(ft: FileText, r: Range, where: str) -> int:
     return len(data) if nl < 0 else nl + 1
 
 
-def lines_splice(ft: FileText, at: int, text: bytes) -> Splice:
+def line_break(ft: FileText) -> bytes:
+    """The line break a new line of ``ft`` takes: ``\r\n`` in a CRLF file."""
+    return b"\r\n" if uses_crlf(ft.data) else b"\n"
+
+
+def lines_splice(ft: FileText, at: int, text: bytes, brk: bytes | None = None) -> Splice:
     """``text`` inserted at ``at`` as whole lines (docs/edits.md#insert).
 
     At a line start the text ends in one line break, the file's (``\\r\\n`` in a CRLF file),
     added when it has none. At the end of a last line that has no line break (``at`` is then
     the end of the file) the break goes before the text and none after it: the text becomes a
     new last line and the file keeps ending without a line break. Empty text inserts nothing.
-    The answer selects the new lines without that break, as a ``:line`` reference would."""
+    The answer selects the new lines without that break, as a ``:line`` reference would.
+    ``brk``: the file's ``line_break``, when the caller splices the file many times."""
     if not text:
         return Splice(at, at, b"")
     lines = _without_break(text)
-    brk = b"\r\n" if uses_crlf(ft.data) else b"\n"
+    brk = line_break(ft) if brk is None else brk
     data = ft.data
     if at == len(data) and at > ft.body_offset and data[at - 1 : at] != b"\n":
         return Splice(at, at, brk + lines, select=(len(brk), len(brk) + len(lines)))

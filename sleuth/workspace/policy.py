@@ -25,6 +25,7 @@ from typing import Any
 
 from sleuth.errors import InvalidPath
 from sleuth.workspace.paths import PathGlobs, ancestors
+from sleuth.workspace.user_globs import GlobSyntaxError, parse_glob
 
 __all__ = [
     "DEFAULT_MAX_FILESIZE",
@@ -112,6 +113,11 @@ def _check(conf: dict[str, Any], name: str) -> None:
         not isinstance(deny, list) or not all(isinstance(g, str) for g in deny)
     ):
         raise _config_error(name, 'deny must be a list of glob strings, e.g. deny = ["*.pem"]')
+    for glob in deny or ():
+        try:
+            parse_glob(glob)
+        except GlobSyntaxError as exc:  # said as the file's fault, not the query's
+            raise _config_error(name, f"deny glob {glob[:80]!r} is invalid: {exc}") from None
     size = conf.get("max_filesize")
     if size is not None and (isinstance(size, bool) or not isinstance(size, int) or size <= 0):
         raise _config_error(name, "max_filesize must be a positive number of bytes")

@@ -80,6 +80,9 @@ class GlobSyntaxError(ValueError):
 # literal or class token can equal them: those are one (escaped) character or start with "[")
 _ANY = "[^/]"
 _STAR = "[^/]*"
+MAX_BRACE_DEPTH = 32
+"""Nested ``{`` groups a glob may open: the translation recurses once per level (hundreds
+overflowed Python's stack), and no real glob nests deeper than a few."""
 _RPREFIX = "(?:/?|.*/)"  # `**/` at the start of a glob or of an alternative
 _RSUFFIX = "/.*"  # `/**` at the end
 _RZERO = "(?:/|/.*/)"  # `/**/`
@@ -134,6 +137,12 @@ class _RgParser:
             elif c == "[":
                 self._class(at)
             elif c == "{":
+                if len(self.groups) >= MAX_BRACE_DEPTH:
+                    raise GlobSyntaxError(
+                        f"braces nested deeper than {MAX_BRACE_DEPTH}",
+                        at,
+                        "flatten the alternatives ({a,b,c} instead of {a,{b,{c}}})",
+                    )
                 self.groups.append((len(self.branches), at))
                 self.branches.append([])
             elif c == "}":

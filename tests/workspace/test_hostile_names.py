@@ -66,3 +66,26 @@ def test_unshowable_names_are_left_out_and_counted(
 )
 def test_which_names_are_reportable(name: str, shown: bool) -> None:
     assert reportable_name(name) is shown
+
+
+def test_deeply_nested_braces_are_refused_with_the_face_s_code(
+    make_workspace: MakeWorkspace,
+) -> None:
+    """Seen: ~500 nested ``{a,{a,…}}`` overflowed the recursive translation (``internal``);
+    in a deny rule every command, ``read`` included, failed so."""
+    from sleuth.errors import InvalidQuery
+
+    root = make_workspace({"t.txt": "b\n"})
+    deep = "{t," * 600 + "x" + "}" * 600 + ".txt"
+    with Workbench(root, build_index=False) as wb:
+        for call in (
+            lambda: wb.search("files:" + deep),
+            lambda: wb.search("b", include=[deep]),
+            lambda: wb.search("b", exclude=[deep]),
+        ):
+            with pytest.raises(InvalidQuery, match="nested deeper"):
+                call()
+        assert wb.search("files:" + "{t," * 5 + "x" + "}" * 5 + ".txt").total == 1
+    (root / ".sleuth.toml").write_text(f'deny = ["{deep}"]\n')
+    with pytest.raises(InvalidPath, match=r"\.sleuth\.toml.*deny glob"):
+        Workbench(root, build_index=False).read("t.txt")

@@ -78,6 +78,7 @@ class Prepared:
             candidates=candidates,
             skipped=self.skipped,
             ranges=self.ranges,
+            notes=self.notes,
         )
 
     def stage_named(self, mode: str, fallback: str | None) -> Stage:

@@ -35,7 +35,13 @@ __all__ = [
     "make_match",
     "Stage",
     "TextMode",
+    "FILE_MATCHES_MAX",
 ]
+
+FILE_MATCHES_MAX = 100_000
+"""Matches one file lists at most (text and regex): a minified bundle or a file of empty lines
+can hold millions, and their positions alone took gigabytes (a one-match page of an 8 MiB
+file: 2.5 GB and 7 s); past it the answer is incomplete and says which file was cut."""
 
 TextMode = Literal["literal", "regex", "boolean", "broadened", "ast", "symbols", "symbol", "graph"]
 
@@ -215,8 +221,10 @@ class Scanner:
         candidates: set[str] | None = None,
         skipped: SkipCounts | None = None,
         ranges: dict[str, list[tuple[int, int]]] | None = None,
+        notes: list[str] | None = None,
     ) -> None:
         self._ws = ws
+        self._notes = notes  # where a file cut at FILE_MATCHES_MAX is said
         self._files = files
         self._source = source
         self._context = context
@@ -323,6 +331,14 @@ class Scanner:
         for _, found, _first in self._found_stream(after):
             yield len(found)
 
+    def _cut(self, path: str) -> None:
+        note = (
+            f"{path} holds more than {FILE_MATCHES_MAX} matches: only the first "
+            f"{FILE_MATCHES_MAX} are listed; narrow the pattern or the scope"
+        )
+        if self._notes is not None and note not in self._notes:
+            self._notes.append(note)
+
     def _in_ranges(self, ft: FileText, found: list[Found]) -> list[Found]:
         """Structural matches lying wholly inside one range of the scope
         (docs/references.md#references-as-a-scope)."""
@@ -344,6 +360,9 @@ class Scanner:
                 spans = tested[2]
             else:
                 spans = source.spans(ft.data, ft.body_offset)
+            if len(spans) > FILE_MATCHES_MAX:
+                spans = spans[:FILE_MATCHES_MAX]
+                self._cut(ft.path)
             return [(s, e, None, None) for s, e in spans]
         out: list[Found] = []
         for start, end in ranges:

@@ -9,11 +9,12 @@ queries and Boolean queries have one stage and never fall back.
 
 from __future__ import annotations
 
+from itertools import islice
 from typing import TYPE_CHECKING
 
 from sleuth.errors import SleuthError
 from sleuth.prefilter import Literals
-from sleuth.query.scan import Stage, TextMode
+from sleuth.query.scan import FILE_MATCHES_MAX, Stage, TextMode
 from sleuth.text_search.matchers import Matcher, literal_matcher, regex_matcher
 
 if TYPE_CHECKING:
@@ -47,7 +48,8 @@ class MatcherSource:
         return self._prefilter
 
     def spans(self, data: bytes, start: int) -> list[tuple[int, int]]:
-        return list(self._matcher.find_spans(data, start))
+        # one more than a file may list: the scanner then knows it was cut (FILE_MATCHES_MAX)
+        return list(islice(self._matcher.find_spans(data, start), FILE_MATCHES_MAX + 1))
 
 
 class BooleanSource:

@@ -104,11 +104,14 @@ class AstSource:
         return self._literals
 
     @property
-    def pattern_warning(self) -> str | None:
-        """What was recovered from a pattern that does not parse cleanly, one line per
-        language (docs/json.md#search), else None."""
-        said = [self._patterns[lang].warning for lang in sorted(self._patterns)]
-        return "\n".join(w for w in said if w) or None
+    def pattern_warnings(self) -> dict[str, str]:
+        """What was recovered from a pattern that does not parse cleanly, per language whose
+        reading recovered (docs/json.md#search)."""
+        return {
+            lang: warning
+            for lang in sorted(self._patterns)
+            if (warning := self._patterns[lang].warning)
+        }
 
     @property
     def prefilter(self) -> bool:

@@ -65,7 +65,10 @@ class Prepared:
     """Why the answer is incomplete beyond skipped files (a language without symbols, ...)."""
     ranges: dict[str, list[tuple[int, int]]] | None = None
     digests: ListingDigests | None = None  # the engines' listing digest memo
-    pattern_warning: str | None = None  # ``ast:``: what its pattern's parse recovered from
+    pattern_warnings: dict[str, str] = field(default_factory=dict)
+    """``ast:``: what its pattern's parse recovered from, per language (its one language's
+    always said; of several, a page says those of its matches' languages)."""
+    pattern_languages: int = 0
 
     def scanner(self, stage: Stage) -> Scanner:
         """A scanner for ``stage`` over this search's files (narrowed by the index if warm)."""
@@ -251,7 +254,8 @@ def _plan_ast(prepared: Prepared, engines: Engines) -> None:
         memos=engines.ast_memos() if engines.ast_memos is not None else None,
     )
     prepared.stages = [Stage("ast", None, source)]
-    prepared.pattern_warning = source.pattern_warning
+    prepared.pattern_warnings = source.pattern_warnings
+    prepared.pattern_languages = len(source.languages)
 
 
 def _text_stages(rt: Route, req: SearchRequest) -> tuple[list[Stage], bool]:

@@ -26,6 +26,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from sleuth.languages import language_for_path
 from sleuth.query.execute import Engines, Prepared, prepare
 from sleuth.query.request import SearchRequest
 from sleuth.query.scan import Scanner, Stage, resume_key
@@ -223,8 +224,9 @@ class Searches:
             total,
         )
         row.extra["counted_at_least"] = counted
-        if prepared.pattern_warning:
-            row.extra["pattern_warning"] = prepared.pattern_warning
+        if prepared.pattern_warnings:
+            row.extra["pattern_warnings"] = prepared.pattern_warnings
+            row.extra["pattern_languages"] = prepared.pattern_languages
         self.pager.store(row, 1, stored, extend=False)
         return row
 
@@ -290,11 +292,19 @@ class Searches:
 
 
 def _warn(result: SearchResult, row: ResultRow) -> None:
-    """Every page of an ``ast:`` result whose pattern was recovered from a parse error says so
-    (``pattern_warning``, docs/json.md#search)."""
-    warning = row.extra.get("pattern_warning")
-    if warning:
-        result.extra["pattern_warning"] = warning
+    """A page of an ``ast:`` result whose pattern was recovered from a parse error says so
+    (``pattern_warning``, docs/json.md#search): the one language's reading always; of a
+    pattern read in several languages, the readings of the languages its matches are in (a
+    JSON reading of a Python call, matching nothing, is no news to the reader)."""
+    warnings = row.extra.get("pattern_warnings")
+    if not isinstance(warnings, dict) or not warnings:
+        return
+    if int(row.extra.get("pattern_languages") or 0) > 1:
+        shown = {language_for_path(str(m.get("path"))) for m in result.matches}
+        warnings = {lang: w for lang, w in warnings.items() if lang in shown}
+    said = "\n".join(str(w) for _, w in sorted(warnings.items()))
+    if said:
+        result.extra["pattern_warning"] = said
 
 
 def _collect(

@@ -211,6 +211,14 @@ def extract_tag_tuples(
     return name, defs, refs, True, None
 
 
+def _declares(lang: str) -> bool:
+    """Whether files of ``lang`` declare anything (Markdown, YAML, JSON, CSS, HCL... do not)."""
+    from sleuth.languages import BY_NAME
+
+    known = BY_NAME.get(lang)
+    return known is None or known.declares
+
+
 def _extract(
     path: str, data: bytes, lang: str, tree: Tree | None, max_bytes: int
 ) -> FileTags | tuple[str, list[_Def], list[_Ref]]:
@@ -218,6 +226,8 @@ def _extract(
     name = _canonical(lang)
     query = _compiled(name) if name is not None else None
     if name is None or query is None:
+        if not _declares(lang):  # data and markup: nothing to declare, nothing missed
+            return FileTags(path, lang, complete=True, reason=None)
         return FileTags(path, lang, complete=False, reason=f"no tags rules for {lang}")
     if len(data) > max_bytes:
         reason = f"too large for tags ({len(data)} bytes > {max_bytes})"

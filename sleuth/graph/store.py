@@ -43,7 +43,7 @@ __all__ = [
     "Stat",
 ]
 
-CACHE_VERSION = 6
+CACHE_VERSION = 7
 """Bumped whenever what a stored row means changes (5: ``member:`` keys in resolutions: a
 resolution stored before them misses the member reads an update needs), so older caches are
 rebuilt rather than misread."""

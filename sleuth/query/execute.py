@@ -120,7 +120,7 @@ class Prepared:
         return suggest_names(self.route.body, self.iter_texts(), budget_s=budget_s)
 
 
-ENGINE_VERSION = "sleuth-0.1/results-14"
+ENGINE_VERSION = "sleuth-0.1/results-15"
 """Part of every result's identity: answers stored by an older engine are never reused."""
 
 

@@ -34,6 +34,7 @@ from sleuth.graph import DEFAULT_CACHE, FileRecord, Graph, GraphStore, make_reco
 from sleuth.graph.rank import preload as preload_rank
 from sleuth.graph.records import record_row, record_to_row
 from sleuth.graph.workers import can_fork, worker_count
+from sleuth.languages import BY_NAME
 from sleuth.query.symbols_mode import TagsCache
 from sleuth.tuning import Collector, Tuning
 from sleuth.workspace import FileEntry, FileText, Workspace
@@ -264,6 +265,8 @@ def _tags_of(
     ft: FileText, lang: str, tags: TagsCache | None, trees: TreeCache | None
 ) -> tuple[FileTags, bytes | None]:
     if not tags_supported(lang):
+        if lang in BY_NAME and not BY_NAME[lang].declares:  # data and markup declare nothing
+            return FileTags(ft.path, lang, complete=True, reason=None), ft.data
         return FileTags(ft.path, lang, complete=False, reason=f"no tags rules for {lang}"), ft.data
     if trees is not None:  # its tags are kept with its tree: an edit re-tags what it touched
         return tags_of(trees, ft.path, ft.stamp, ft.data, lang), ft.data

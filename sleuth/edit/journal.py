@@ -50,7 +50,7 @@ from sleuth.errors import (
     UnsafeSelection,
 )
 from sleuth.workspace import Workspace, stamp_bytes
-from sleuth.workspace.path_checks import path_not_found
+from sleuth.workspace.path_checks import off_limits, path_not_found
 from sleuth.workspace.policy import CONFIG_FILES, config_in
 from sleuth.workspace.rooted import Located, locate, read_in, unlink_in, write_file, write_in
 from sleuth.workspace.state_folder import state_subdir
@@ -134,6 +134,7 @@ def _verify(ws: Workspace, change: FileChange) -> tuple[Located, int] | None:
     """The file's location and mode when its bytes on disk are what the edit was made from."""
     if ws.is_denied(change.path):
         raise path_not_found(change.path)
+    off_limits(change.path)  # whatever the reference claimed (docs/SAFETY.md#cloaking-and-the-root)
     try:
         loc = locate(str(ws.root), change.path)
     except SleuthError:
@@ -143,6 +144,8 @@ def _verify(ws: Workspace, change: FileChange) -> tuple[Located, int] | None:
     try:
         if loc.real != change.path and ws.is_denied(loc.real):
             raise path_not_found(change.path)
+        if loc.real != change.path:
+            off_limits(loc.real, change.path)
         try:
             current, st = read_in(loc.dir_fd, loc.name)
         except OSError:

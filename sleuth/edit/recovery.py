@@ -27,7 +27,7 @@ from pathlib import Path
 
 from sleuth.errors import SleuthError
 from sleuth.workspace import Workspace, stamp_bytes
-from sleuth.workspace.path_checks import in_state_folder
+from sleuth.workspace.path_checks import in_git_folder, in_state_folder
 from sleuth.workspace.paths import normalize_rel
 from sleuth.workspace.rooted import Located, locate, read_in, unlink_in, write_file, write_in
 from sleuth.workspace.state_folder import state_subdir
@@ -180,14 +180,16 @@ def _entry_ok(ws: Workspace, txid: str, i: int, entry: object) -> bool:
 
 def workspace_file_path(rel: object) -> bool:
     """Whether ``rel`` is the canonical path of a workspace file, as ``commit`` and undo data
-    name one: relative, no ``..``/``.``/empty part, not in ``.sleuth/``."""
+    name one: relative, no ``..``/``.``/empty part, not in ``.sleuth/`` or a ``.git`` folder."""
     if not isinstance(rel, str):
         return False
     try:
         canonical = normalize_rel(rel)
     except SleuthError:
         return False
-    return bool(canonical) and canonical == rel and not in_state_folder(rel)
+    return (
+        bool(canonical) and canonical == rel and not in_state_folder(rel) and not in_git_folder(rel)
+    )
 
 
 def _keep(ws: Workspace, folder: Path, problems: list[dict[str, object]]) -> None:

@@ -32,6 +32,8 @@ __all__ = [
     "folders_real",
     "fresh_text",
     "in_state_folder",
+    "in_git_folder",
+    "off_limits",
 ]
 
 
@@ -78,8 +80,7 @@ def validated_path(root: str, prefix: str, policy: AccessPolicy, p: str) -> str:
         return ""
     if policy.is_denied(rel):
         raise path_not_found(rel)
-    if in_state_folder(rel):
-        raise _state_path(rel)
+    off_limits(rel)
     if not all(reportable_name(part) for part in rel.split("/")):
         raise InvalidPath(
             f"{rel!r} holds a control character (or is not UTF-8): such names are left out of "
@@ -110,8 +111,7 @@ def validated_path(root: str, prefix: str, policy: AccessPolicy, p: str) -> str:
             )
         if policy.is_denied(real[len(prefix) :]):
             raise path_not_found(rel)
-        if in_state_folder(real[len(prefix) :]):
-            raise _state_path(rel)
+        off_limits(real[len(prefix) :], rel)
         if not os.path.exists(real):
             raise path_not_found(rel)
     return rel
@@ -122,6 +122,30 @@ def in_state_folder(rel: str) -> bool:
     data and registry, which no search lists and no read or edit may reach (an edit of an
     undo manifest would make ``undo`` write what it names, docs/SAFETY.md)."""
     return rel == STATE_DIR or rel.startswith(STATE_DIR + "/")
+
+
+def in_git_folder(rel: str) -> bool:
+    """Whether ``rel`` lies in a ``.git`` folder (or is a ``.git`` file) at any depth: git's own
+    data, which the walker never lists (docs/faces.md#which-files-are-searched)."""
+    return ".git" in rel.split("/")
+
+
+def off_limits(rel: str, named: str | None = None) -> None:
+    """``InvalidPath`` when ``rel`` is in ``.sleuth/`` or in a ``.git`` folder: neither is ever
+    read or edited through sleuth (docs/SAFETY.md#cloaking-and-the-root). An edit of
+    ``.git/config`` or a hook would run code at the user's next git command, and an edit of
+    ``.git/HEAD`` breaks the repository. ``named`` is the path the user gave, when ``rel`` is
+    where it leads."""
+    shown = rel if named is None else named
+    if in_state_folder(rel):
+        raise _state_path(shown)
+    if in_git_folder(rel):
+        where = "is in" if named is None else "leads into"
+        raise InvalidPath(
+            f"{shown} {where} git's own data (.git/), which is never read or edited through "
+            "sleuth (docs/SAFETY.md#cloaking-and-the-root); use git for it",
+            details={"path": shown},
+        )
 
 
 def _state_path(rel: str) -> InvalidPath:
@@ -143,8 +167,8 @@ def followed_stat(prefix: str, policy: AccessPolicy, rel: str) -> os.stat_result
         target = real[len(prefix) :]
         if policy.is_denied(target):
             raise path_not_found(rel)
-        if in_state_folder(target):
-            raise OSError(f"{rel} leads into the state folder")
+        if in_state_folder(target) or in_git_folder(target):
+            raise OSError(f"{rel} leads into the state folder or .git")
         st = os.stat(full)
     return st
 

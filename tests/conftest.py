@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -15,6 +16,8 @@ if os.environ.get("SLEUTH_TEST_VIA_DAEMON") == "1":
     os.environ.pop("SLEUTH_NO_DAEMON", None)
 else:
     os.environ["SLEUTH_NO_DAEMON"] = "1"
+# No user configuration (docs/SAFETY.md#what-runs) unless a test writes one with ``user_servers``.
+os.environ["SLEUTH_CONFIG"] = ""
 
 MakeWorkspace = Callable[[dict[str, str | bytes]], Path]
 
@@ -37,3 +40,22 @@ def make_workspace(tmp_path: Path) -> MakeWorkspace:
         return root
 
     return build
+
+
+UserServers = Callable[[dict[str, list[str]]], Path]
+
+
+@pytest.fixture
+def user_servers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> UserServers:
+    """``user_servers({"python": [argv...]})``: the user's own sleuth configuration naming those
+    server commands (``SLEUTH_CONFIG``, inherited by every subprocess the test starts): the
+    only place a command of one's own is taken from (docs/SAFETY.md#what-runs)."""
+
+    def write(servers: dict[str, list[str]]) -> Path:
+        path = tmp_path / "user-config.toml"
+        lines = ["[servers]", *(f"{lang} = {json.dumps(argv)}" for lang, argv in servers.items())]
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        monkeypatch.setenv("SLEUTH_CONFIG", str(path))
+        return path
+
+    return write

@@ -13,8 +13,10 @@ The quirks come from measurements (docs/servers.md):
   pattern (pyright's "Found N source files"); ``settle`` — repeat the first answer until two
   agree (servers with no usable signal).
 
-A workspace overrides the command per language in ``[tool.sleuth.servers]``, e.g.
-``python = ["jedi-language-server"]``; a known server name keeps its quirks.
+A workspace picks a known server per language in ``[tool.sleuth.servers]``, e.g.
+``python = "jedi-language-server"``; a command of one's own comes only from the user's
+configuration (``server_config``: a repository must not choose what sleuth runs). A known
+server name keeps its quirks.
 
 What ``<binary> --version`` answered is remembered in a ``ServerVersions`` memo passed in by the
 caller (a ``ServerPool`` keeps the session's: ``service.session.Session.server_versions``), so a
@@ -25,7 +27,6 @@ from __future__ import annotations
 
 import os
 import re
-import shlex
 import shutil
 import subprocess
 import sys
@@ -36,8 +37,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal
 
-from sleuth.errors import InvalidQuery
 from sleuth.languages import TABLE, language_for_path, server_language
+from sleuth.lsp_bridge.server_config import configured_command, user_servers
 
 __all__ = [
     "ServerSpec",
@@ -153,6 +154,13 @@ _RUST_ANALYZER = ServerSpec(
     ("rust",),
     probe=True,
     settle=True,
+    # Build scripts, proc macros and `cargo check` run the workspace's own code; sleuth runs
+    # none (docs/SAFETY.md#what-runs).
+    init_options={
+        "cargo": {"buildScripts": {"enable": False}},
+        "procMacro": {"enable": False},
+        "checkOnSave": False,
+    },
 )
 
 SERVERS: dict[str, tuple[ServerSpec, ...]] = {
@@ -169,6 +177,9 @@ SERVERS: dict[str, tuple[ServerSpec, ...]] = {
 LANGUAGES = tuple(SERVERS)
 _KNOWN = {spec.name: spec for specs in SERVERS.values() for spec in specs}
 _KNOWN.update({spec.command[0]: spec for specs in SERVERS.values() for spec in specs})
+_USUAL: Mapping[str, tuple[str, ...]] = MappingProxyType(
+    {key: spec.command for key, spec in _KNOWN.items()}
+)
 
 EXTENSIONS: Mapping[str, str] = MappingProxyType(
     {
@@ -215,31 +226,21 @@ def find_binary(name: str) -> str | None:
 
 
 def _override(lang: str, config: dict[str, Any]) -> ServerSpec | None:
-    servers = config.get("servers")
-    if not isinstance(servers, dict) or lang not in servers:
+    """The server configured for ``lang``, under the trust rule of ``server_config``."""
+    choice = configured_command(lang, config, _USUAL)
+    if choice is None:
         return None
-    raw = servers[lang]
-    if isinstance(raw, str):
-        argv = shlex.split(raw)
-    elif isinstance(raw, list) and all(isinstance(a, str) for a in raw):
-        argv = list(raw)
-    else:
-        argv = []
-    if not argv:
-        raise InvalidQuery(
-            f"[tool.sleuth.servers] {lang} must be a command, e.g. "
-            f'{lang} = ["jedi-language-server"]; fix pyproject.toml or .sleuth.toml',
-            details={"language": lang},
-        )
+    argv, trusted = choice
     known = _KNOWN.get(os.path.basename(argv[0]))
     if known is not None:
-        # A bare name keeps the server's usual arguments (``["ty"]`` runs ``ty server``).
-        command = (argv[0], *known.command[1:]) if len(argv) == 1 else tuple(argv)
+        if not trusted:  # a workspace's bare name: exactly the known server
+            return replace(known, languages=(lang,))
+        # A bare name keeps the server's usual arguments (``["/opt/ty"]`` runs ``/opt/ty server``).
+        command = (argv[0], *known.command[1:]) if len(argv) == 1 else argv
         return replace(known, command=command, languages=(lang,))
     name = os.path.basename(argv[0])
-    return ServerSpec(
-        name, tuple(argv), f"install {name}, or fix [tool.sleuth.servers] {lang}", (lang,)
-    )
+    hint = f"install {name}, or fix [servers] {lang} of your sleuth configuration"
+    return ServerSpec(name, argv, hint, (lang,))
 
 
 def usable(spec: ServerSpec, versions: ServerVersions | None = None) -> bool:
@@ -256,9 +257,10 @@ def usable(spec: ServerSpec, versions: ServerVersions | None = None) -> bool:
 
 
 def configured(lang: str, config: dict[str, Any]) -> bool:
-    """True when the workspace names ``lang``'s server itself (``[tool.sleuth.servers]``)."""
+    """True when the workspace (``[tool.sleuth.servers]``) or the user's configuration names
+    ``lang``'s server."""
     servers = config.get("servers")
-    return isinstance(servers, dict) and lang in servers
+    return (isinstance(servers, dict) and lang in servers) or lang in user_servers()
 
 
 def resolve_spec(

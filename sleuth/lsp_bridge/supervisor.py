@@ -23,6 +23,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, TypeVar
 
 from sleuth.errors import InvalidQuery, ServerUnavailable, SleuthError, Timeout, Unsupported
+from sleuth.lsp_bridge.server_config import where_configured
 from sleuth.lsp_bridge.servers import (
     SERVERS,
     ServerSpec,
@@ -146,7 +147,7 @@ class Supervisor:
         (``serving`` without its errors)."""
         try:
             return self.serving(lang)
-        except ServerUnavailable:
+        except SleuthError:  # not installed, given up, or a configuration refused
             return False
 
     def serving(self, lang: str) -> bool:
@@ -155,11 +156,14 @@ class Supervisor:
         False when the language has no server, or none of its default candidates is installed:
         the caller answers syntactically. ``ServerUnavailable`` (with the install command) when
         the workspace configured a server that is not installed, or when the server crashed
-        twice and is given up: a fault the user must see, never a silent downgrade.
+        twice and is given up; the configuration's own error when it is refused
+        (docs/SAFETY.md#what-runs): a fault the user must see, never a silent downgrade.
         """
         try:
             spec = self.spec(lang)
         except SleuthError:
+            if lang in SERVERS and configured(lang, self.ws.config):
+                raise  # the configuration itself is refused: say so, never downgrade
             return False
         if self._crashes.get(self._key(spec), 0) >= MAX_CRASHES:
             raise _given_up(spec)
@@ -167,7 +171,7 @@ class Supervisor:
             return True
         if configured(lang, self.ws.config):
             raise ServerUnavailable(
-                f"language server {spec.name}, configured for {lang} in [tool.sleuth.servers], "
+                f"language server {spec.name}, configured for {lang} in {where_configured(lang)}, "
                 f"is not installed; install it with: {spec.install}",
                 details={
                     "server": spec.name,

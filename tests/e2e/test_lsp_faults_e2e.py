@@ -19,7 +19,7 @@ docs/servers.md#the-transport): never a hang, never a stray process, never a hal
   (exit 3) and writes nothing.
 
 The misbehaving servers are a small fake LSP server (``FAKE_SERVER``) configured through
-``.sleuth.toml`` ``[servers]``; it records its pid so the tests can kill it and check it is gone.
+the user's own configuration (``user_servers``: a workspace may not name a command); it records its pid so the tests can kill it and check it is gone.
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ import pytest
 
 from sleuth.api import Workbench
 from sleuth.errors import ServerUnavailable
+from tests.conftest import UserServers
 from tests.e2e.conftest import run_cli
 from tests.e2e.test_symbols_e2e import PROJECTS, require_server, write_tree
 from tests.lsp_bridge.conftest import LSP_STDIO, pid_alive
@@ -93,15 +94,14 @@ BOUND_S = 60
 """Subprocess bound for a call that must fail fast (far below the pool's hard ceiling)."""
 
 
-def fake_workspace(tmp_path: Path, mode: str) -> tuple[Path, Path]:
+def fake_workspace(tmp_path: Path, mode: str, user_servers: UserServers) -> tuple[Path, Path]:
     """A workspace whose Python server is ``FAKE_SERVER`` in ``mode``; (root, state folder)."""
     state = tmp_path / "state"
     state.mkdir()
     script = tmp_path / "fake_server.py"
     script.write_text(FAKE_SERVER)
     root = write_tree(tmp_path / "ws", {"a.py": SOURCE})
-    argv = json.dumps([sys.executable, str(script), mode, str(state)])
-    (root / ".sleuth.toml").write_text(f"[servers]\npython = {argv}\n")
+    user_servers({"python": [sys.executable, str(script), mode, str(state)]})
     return root, state
 
 
@@ -165,8 +165,9 @@ def symbols_seen(data: dict[str, Any]) -> list[tuple[str, int, int, str]]:
 
 def test_server_killed_mid_request_fails_that_call_and_the_next_one_works(
     tmp_path: Path,
+    user_servers: UserServers,
 ) -> None:
-    root, state = fake_workspace(tmp_path, "crash-once")
+    root, state = fake_workspace(tmp_path, "crash-once", user_servers)
     killer = kill_when_hanging(state)
     with Workbench(root) as wb:
         with pytest.raises(ServerUnavailable) as failed:
@@ -184,8 +185,9 @@ def test_server_killed_mid_request_fails_that_call_and_the_next_one_works(
 
 def test_cli_server_killed_mid_request_is_exit_5_then_the_next_call_works(
     tmp_path: Path,
+    user_servers: UserServers,
 ) -> None:
-    root, state = fake_workspace(tmp_path, "crash-once")
+    root, state = fake_workspace(tmp_path, "crash-once", user_servers)
     killer = kill_when_hanging(state)
     args = [
         sys.executable,
@@ -229,8 +231,10 @@ with Workbench(sys.argv[1]) as wb:
 """
 
 
-def test_a_server_that_never_answers_times_out_within_the_pool_timeout(tmp_path: Path) -> None:
-    root, state = fake_workspace(tmp_path, "hang")
+def test_a_server_that_never_answers_times_out_within_the_pool_timeout(
+    tmp_path: Path, user_servers: UserServers
+) -> None:
+    root, state = fake_workspace(tmp_path, "hang", user_servers)
     timeout = 3.0
     # the bound: timeout + cancel grace (2 s) + start-up, far below the pool's hard ceiling of
     # 4 * timeout + 10 s — a subprocess timeout, not a timed assertion
@@ -249,8 +253,10 @@ def test_a_server_that_never_answers_times_out_within_the_pool_timeout(tmp_path:
     assert not pid_alive(pid)
 
 
-def test_cli_hung_server_is_exit_5_timeout_within_the_default_bound(tmp_path: Path) -> None:
-    root, state = fake_workspace(tmp_path, "hang")
+def test_cli_hung_server_is_exit_5_timeout_within_the_default_bound(
+    tmp_path: Path, user_servers: UserServers
+) -> None:
+    root, state = fake_workspace(tmp_path, "hang", user_servers)
     # default ServerPool timeout 20 s + 2 s grace; the pool's own ceiling would be 90 s
     proc = subprocess.run(
         [sys.executable, "-m", "sleuth", "search", "symbols:total", "--root", str(root), "--json"],
@@ -265,10 +271,11 @@ def test_cli_hung_server_is_exit_5_timeout_within_the_default_bound(tmp_path: Pa
     assert processes_in(root) == []
 
 
-def test_missing_server_binary_names_the_install_command(tmp_path: Path) -> None:
-    root = write_tree(
-        tmp_path, {"a.py": SOURCE, ".sleuth.toml": '[servers]\npython = ["/nonexistent/bin/ty"]\n'}
-    )
+def test_missing_server_binary_names_the_install_command(
+    tmp_path: Path, user_servers: UserServers
+) -> None:
+    root = write_tree(tmp_path, {"a.py": SOURCE})
+    user_servers({"python": ["/nonexistent/bin/ty"]})
     doctor = run_cli(["doctor", "--root", str(root), "--json"])
     assert doctor.returncode == 0, doctor.stderr
     row = next(r for r in json.loads(doctor.stdout) if r["language"] == "python")

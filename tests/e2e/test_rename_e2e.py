@@ -244,7 +244,7 @@ def test_rename_without_a_semantic_server_writes_nothing(case: str, tmp_path: Pa
         if "--json" in args:
             error = json.loads(proc.stdout)["error"]
             assert set(error) == ERROR_KEYS and error["code"] == code
-            hint = "sleuth doctor" if case == "ruby" else "install no-such-server"
+            hint = "sleuth doctor" if case == "ruby" else "pip install basedpyright"
             assert hint in error["message"]
         else:
             assert proc.stdout == "" and proc.stderr.startswith(f"sleuth: error[{code}]: ")

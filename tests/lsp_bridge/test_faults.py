@@ -14,6 +14,7 @@ import pytest
 from sleuth.errors import ServerUnavailable, Timeout
 from sleuth.lsp_bridge import ServerPool
 from sleuth.workspace import Workspace
+from tests.conftest import UserServers
 
 from .conftest import (
     LSP_STDIO,
@@ -55,13 +56,12 @@ while True:
 )
 
 
-def fake_project(root: Path, mode: str) -> Path:
+def fake_project(root: Path, mode: str, user_servers: UserServers) -> Path:
     script = root / "fake_server.py"
     marker = root / f"marker-{mode}"
     write_tree(root, {"a.py": "x = 1\n"})
     script.write_text(FAKE_SERVER)
-    argv = [sys.executable, str(script), mode, str(marker)]
-    (root / ".sleuth.toml").write_text(f"[servers]\npython = {argv!r}\n".replace("'", '"'))
+    user_servers({"python": [sys.executable, str(script), mode, str(marker)]})
     return root
 
 
@@ -69,8 +69,10 @@ def child_pid(root: Path, mode: str) -> int:
     return int((root / f"marker-{mode}.child").read_text())
 
 
-def test_a_server_that_never_answers_times_out_and_is_killed(tmp_path: Path) -> None:
-    root = fake_project(tmp_path, "hang")
+def test_a_server_that_never_answers_times_out_and_is_killed(
+    tmp_path: Path, user_servers: UserServers
+) -> None:
+    root = fake_project(tmp_path, "hang", user_servers)
     with ServerPool(Workspace(root), timeout=1.5) as pool:
         # The server never answers, so only the request timeout can end the call: it must end
         # (the thread's deadline only turns a hang into a failure), with the 1.5 s timeout's
@@ -96,8 +98,10 @@ def test_a_server_that_never_answers_times_out_and_is_killed(tmp_path: Path) -> 
         assert not pid_alive(child)  # the whole process group went
 
 
-def test_server_killed_mid_request_then_restarted(tmp_path: Path) -> None:
-    root = fake_project(tmp_path, "slow")
+def test_server_killed_mid_request_then_restarted(
+    tmp_path: Path, user_servers: UserServers
+) -> None:
+    root = fake_project(tmp_path, "slow", user_servers)
     marker = root / "marker-slow"
     with ServerPool(Workspace(root), timeout=20) as pool:
         assert pool.workspace_symbols("python", "x") == []
@@ -129,9 +133,11 @@ def test_server_killed_mid_request_then_restarted(tmp_path: Path) -> None:
         assert again.conn is not None and again.conn.pid != pid
 
 
-def test_missing_binary_names_the_install_command(tmp_path: Path) -> None:
+def test_missing_binary_names_the_install_command(
+    tmp_path: Path, user_servers: UserServers
+) -> None:
     write_tree(tmp_path, {"a.py": "x = 1\n"})
-    (tmp_path / ".sleuth.toml").write_text('[servers]\npython = ["ty-not-installed-here"]\n')
+    user_servers({"python": ["ty-not-installed-here"]})
     pool = ServerPool(Workspace(tmp_path), timeout=5)
     try:
         assert not pool.available("python")
@@ -176,9 +182,9 @@ def test_a_server_that_died_while_idle_is_restarted_silently(tmp_path: Path) -> 
 
 
 def test_a_server_given_up_after_two_crashes_is_unavailable_not_a_fallback(
-    tmp_path: Path,
+    tmp_path: Path, user_servers: UserServers
 ) -> None:
-    root = fake_project(tmp_path, "slow")
+    root = fake_project(tmp_path, "slow", user_servers)
     with ServerPool(Workspace(root), timeout=5) as pool:
         assert pool.serving("python") is True
         spec = pool.spec("python")

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from sleuth.lsp_bridge import ServerPool
 from sleuth.workspace import Workspace
+from tests.conftest import UserServers
 
 from .conftest import LSP_STDIO, write_tree
 
@@ -77,18 +78,18 @@ FILES = {
 }
 
 
-def fake_project(root: Path) -> tuple[Path, Path]:
+def fake_project(root: Path, user_servers: UserServers) -> tuple[Path, Path]:
     write_tree(root, FILES)
     script, log = root.parent / "fake_rename_server.py", root.parent / "fake.log"
     script.write_text(FAKE_SERVER)
-    argv = [sys.executable, str(script), str(root), str(log)]
-    config = FILES[".sleuth.toml"] + f"[servers]\npython = {json.dumps(argv)}\n"
-    (root / ".sleuth.toml").write_text(config)
+    user_servers({"python": [sys.executable, str(script), str(root), str(log)]})
     return root, log
 
 
-def test_an_edit_the_server_has_not_seen_is_opened_and_asked_again(tmp_path: Path) -> None:
-    root, log = fake_project(tmp_path / "ws")
+def test_an_edit_the_server_has_not_seen_is_opened_and_asked_again(
+    tmp_path: Path, user_servers: UserServers
+) -> None:
+    root, log = fake_project(tmp_path / "ws", user_servers)
     with ServerPool(Workspace(root), timeout=20) as pool:
         assert pool.definition("a.py", 4) == []  # starts the server: it caches b.py now
         (root / "b.py").write_text("# moved\nfrom a import old\n\nx = old()\n")

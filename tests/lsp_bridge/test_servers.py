@@ -12,6 +12,7 @@ from sleuth.lsp_bridge import SERVERS, ServerPool, server_status
 from sleuth.lsp_bridge.compile_db import prepare_compile_db
 from sleuth.lsp_bridge.servers import language_of, resolve_spec
 from sleuth.workspace import Workspace
+from tests.conftest import UserServers
 
 from .conftest import write_tree
 
@@ -33,14 +34,55 @@ def test_every_language_has_a_server_with_an_install_hint() -> None:
         assert all(spec.install for spec in specs)
 
 
-def test_overrides_keep_known_quirks_and_default_arguments() -> None:
+def test_overrides_keep_known_quirks_and_default_arguments(user_servers: UserServers) -> None:
     spec = resolve_spec("python", {"servers": {"python": ["jedi-language-server"]}})
     assert spec.name == "jedi-language-server" and spec.encodings == ("utf-32",)
     assert resolve_spec("python", {"servers": {"python": "ty"}}).command == ("ty", "server")
-    custom = resolve_spec("go", {"servers": {"go": ["/opt/my-gopls", "-rpc.trace"]}})
-    assert custom.command == ("/opt/my-gopls", "-rpc.trace") and custom.languages == ("go",)
-    with pytest.raises(InvalidQuery, match=r"\[tool.sleuth.servers\] python"):
+    assert resolve_spec("python", {"servers": {"python": ["ty", "server"]}}).command == (
+        "ty",
+        "server",
+    )
+    based = resolve_spec("python", {"servers": {"python": "basedpyright"}})
+    assert based.command == ("basedpyright-langserver", "--stdio")
+    with pytest.raises(InvalidQuery, match=r"\[tool.sleuth.servers\] \(pyproject.toml"):
         resolve_spec("python", {"servers": {"python": []}})
+    user_servers({"go": ["/opt/my-gopls", "-rpc.trace"], "python": ["/opt/ty"]})
+    custom = resolve_spec("go", {"servers": {"go": "gopls"}})  # the user's own file wins
+    assert custom.command == ("/opt/my-gopls", "-rpc.trace") and custom.languages == ("go",)
+    assert resolve_spec("python", {}).command == ("/opt/ty", "server")
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["sh", "-c", "touch PWNED"],
+        "sh -c 'touch PWNED'",
+        ["/opt/my-gopls"],
+        ["./ty"],
+        ["bash"],
+        ["ty", "server", "--config-file", "x.toml"],
+        ["clangd", "--query-driver=**"],
+        "jedi-language-server --log-file /tmp/x",
+    ],
+)
+def test_a_workspace_may_not_name_a_command(command: str | list[str]) -> None:
+    """A repository's own configuration picks a known server by its bare name, nothing more:
+    a command there would run when an agent opens the workspace (docs/SAFETY.md#what-runs)."""
+    with pytest.raises(Unsupported, match=r"may only pick a known server by its bare name"):
+        resolve_spec("python", {"servers": {"python": command}})
+
+
+def test_the_user_configuration_is_read_from_its_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("SLEUTH_CONFIG")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+    (tmp_path / "sleuth").mkdir()
+    (tmp_path / "sleuth" / "config.toml").write_text('[servers]\npython = ["my-server"]\n')
+    assert resolve_spec("python", {}).command == ("my-server",)
+    (tmp_path / "sleuth" / "config.toml").write_text("[servers\n")
+    with pytest.raises(InvalidQuery, match=r"config.toml: not valid TOML"):
+        resolve_spec("python", {})
 
 
 def test_status_rows_for_doctor(tmp_path: Path) -> None:

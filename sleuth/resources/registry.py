@@ -20,12 +20,15 @@ import threading
 from collections.abc import Sequence
 from pathlib import Path
 
-from sleuth.errors import Internal
+from sleuth.errors import Internal, NotFound
 from sleuth.resources.registry_rows import (
     SCHEMA,
     SCHEMA_VERSION,
+    TABLE_COLUMNS,
     MatchRow,
     ResultRow,
+    decode_match,
+    decode_result,
     immediate,
     insert_matches,
     insert_result,
@@ -85,22 +88,36 @@ class Registry:
         try:
             return held.open(self._init_schema, create=not writer)
         except sqlite3.Error as exc:
-            raise Internal(f"cannot open the result registry {self.path}: {exc}") from exc
+            raise self._unusable(str(exc)) from exc
+
+    def _unusable(self, why: str) -> Internal:
+        """The registry file cannot be used (not SQLite, damaged, another sleuth's format):
+        a clear error with the remedy, never a guess at its rows (docs/SAFETY.md)."""
+        return Internal(
+            f"cannot use the result registry {self.path}: {why}; delete the .sleuth/ folder "
+            "(only old references are lost)"
+        )
 
     def _init_schema(self, conn: sqlite3.Connection) -> None:
         with immediate(conn):
             for stmt in SCHEMA.split(";"):
                 if stmt.strip():
                     conn.execute(stmt)
-            row = conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
-            if row is None:
+            for table, columns in TABLE_COLUMNS.items():
+                have = tuple(r[1] for r in conn.execute(f"PRAGMA table_info({table})"))
+                if have != columns:
+                    raise self._unusable(f"its {table} table has other columns")
+            meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
+            if not meta:
                 conn.execute("INSERT INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
                 conn.execute("INSERT INTO meta VALUES ('secret', ?)", (os.urandom(16).hex(),))
-            elif int(row[0]) != SCHEMA_VERSION:
-                raise Internal(
-                    f"the registry {self.path} has schema {row[0]}, this sleuth expects "
-                    f"{SCHEMA_VERSION}: delete the .sleuth/ folder (only old references are lost)"
+            elif meta.get("schema") != str(SCHEMA_VERSION):
+                raise self._unusable(
+                    f"it has schema {str(meta.get('schema'))[:20]!r}, this sleuth expects "
+                    f"{SCHEMA_VERSION}"
                 )
+            elif _secret(meta.get("secret")) is None:
+                raise self._unusable("its cursor secret is missing or damaged")
 
     def drain(self) -> None:
         """Wait for every pending background write; ``Internal`` if one failed."""
@@ -115,7 +132,10 @@ class Registry:
     @property
     def secret(self) -> bytes:
         row = self._conn().execute("SELECT value FROM meta WHERE key = 'secret'").fetchone()
-        return bytes.fromhex(row[0])
+        secret = _secret(None if row is None else row[0])
+        if secret is None:  # changed since the file was opened (checked there)
+            raise self._unusable("its cursor secret is missing or damaged")
+        return secret
 
     def prune(
         self,
@@ -188,24 +208,9 @@ class Registry:
             )
             .fetchone()
         )
-        if row is None:
-            return None
-        return ResultRow(
-            id=row[0],
-            kind=row[1],
-            request=row[2],
-            fingerprint=row[3],
-            mode=row[4],
-            fallback=row[5],
-            broadened=bool(row[6]),
-            complete=bool(row[7]),
-            incomplete_reason=row[8],
-            total=row[9],
-            stored=row[10],
-            resume_after=row[11],
-            skipped=json.loads(row[12]),
-            extra=json.loads(row[13]),
-        )
+        # a row this sleuth did not write (docs/SAFETY.md): no such result, so a search of
+        # that id stores its own over it and a reference to it is not_found
+        return None if row is None else decode_result(row)
 
     def put_result(self, row: ResultRow, matches: Sequence[MatchRow]) -> None:
         """Register ``row`` with its first stored matches (replacing an older row of that id),
@@ -274,4 +279,32 @@ class Registry:
             )
             .fetchall()
         )
-        return [MatchRow(r[0], r[1], r[2], r[3], r[4], r[5], r[6], json.loads(r[7])) for r in rows]
+        out = []
+        for r in rows:
+            match = decode_match(r)
+            if match is None:
+                self._forget(result_id)
+                raise NotFound(
+                    f"{result_id} was damaged in .sleuth/registry.sqlite3 and is forgotten; "
+                    "search again",
+                    details={"result": result_id},
+                )
+            out.append(match)
+        return out
+
+    def _forget(self, result_id: str) -> None:
+        """Drop a result and its matches (a damaged one: the next search stores it anew)."""
+        conn = self._conn()
+        with immediate(conn):
+            conn.execute("DELETE FROM matches WHERE result_id = ?", (result_id,))
+            conn.execute("DELETE FROM results WHERE id = ?", (result_id,))
+
+
+def _secret(value: object) -> bytes | None:
+    """The cursor secret as ``_init_schema`` stores it (16 random bytes in hex), else None."""
+    if not isinstance(value, str) or len(value) != 32:
+        return None
+    try:
+        return bytes.fromhex(value)
+    except ValueError:
+        return None

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,9 +21,12 @@ __all__ = [
     "MatchRow",
     "SCHEMA",
     "SCHEMA_VERSION",
+    "TABLE_COLUMNS",
     "insert_result",
     "insert_matches",
     "immediate",
+    "decode_result",
+    "decode_match",
 ]
 
 SCHEMA_VERSION = 1
@@ -62,6 +65,19 @@ CREATE TABLE IF NOT EXISTS matches (
 ) WITHOUT ROWID;
 """
 
+TABLE_COLUMNS = {
+    "meta": ("key", "value"),
+    "results": (
+        "id", "kind", "request", "fingerprint", "mode", "fallback", "broadened", "complete",
+        "incomplete_reason", "total", "stored", "resume_after", "skipped", "extra", "created",
+    ),
+    "matches": (
+        "result_id", "n", "path", "start_byte", "end_byte", "line", "end_line", "stamp", "body",
+    ),
+}  # fmt: skip
+"""The columns of each table of ``SCHEMA``: a file whose tables have others is another
+format (``CREATE TABLE IF NOT EXISTS`` keeps a table it finds, whatever its columns)."""
+
 
 @dataclass
 class ResultRow:
@@ -95,6 +111,56 @@ class MatchRow:
     end_line: int | None
     stamp: str
     body: dict[str, Any]
+
+
+def _json_dict(text: object) -> dict[str, Any] | None:
+    try:
+        value = json.loads(text) if isinstance(text, str) else None
+    except ValueError:  # (json.JSONDecodeError, and a recursion too deep is RecursionError)
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _ints(*values: object, optional: bool = True) -> bool:
+    return all(
+        (v is None and optional) or (isinstance(v, int) and not isinstance(v, bool)) for v in values
+    )
+
+
+def decode_result(r: Sequence[Any]) -> ResultRow | None:
+    """The ``ResultRow`` of a ``results`` row as ``insert_result`` writes it, else None.
+
+    ``.sleuth/`` can arrive with the tree or be damaged (docs/SAFETY.md): a row of other types
+    or undecodable JSON is no result of this registry, never a traceback."""
+    skipped, extra, request = _json_dict(r[12]), _json_dict(r[13]), _json_dict(r[2])
+    if (
+        skipped is None
+        or extra is None
+        or request is None
+        or not all(isinstance(v, str) for v in (r[0], r[1], r[3], r[4]))
+        or not all(v is None or isinstance(v, str) for v in (r[5], r[8], r[11]))
+        or not _ints(r[6], r[7], r[10], optional=False)
+        or not _ints(r[9])
+        or not all(_ints(v, optional=False) for v in skipped.values())
+    ):
+        return None
+    return ResultRow(
+        r[0], r[1], r[2], r[3], r[4], r[5], bool(r[6]), bool(r[7]), r[8], r[9], r[10], r[11],
+        skipped, extra,
+    )  # fmt: skip
+
+
+def decode_match(r: Sequence[Any]) -> MatchRow | None:
+    """The ``MatchRow`` of a ``matches`` row as ``insert_matches`` writes it, else None."""
+    body = _json_dict(r[7])
+    if (
+        body is None
+        or not _ints(r[0], optional=False)
+        or not _ints(r[2], r[3], r[4], r[5])
+        or not (isinstance(r[1], str) and isinstance(r[6], str))
+    ):
+        return None
+    return MatchRow(r[0], r[1], r[2], r[3], r[4], r[5], r[6], body)
 
 
 def insert_result(conn: sqlite3.Connection, row: ResultRow) -> None:

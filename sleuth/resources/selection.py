@@ -28,7 +28,16 @@ from sleuth.resources.registry import Registry
 from sleuth.resources.registry_rows import MatchRow, ResultRow
 from sleuth.workspace import FileText, Workspace
 
-__all__ = ["Range", "Selection", "Resolver", "Rerun", "line_range", "request_of", "stale_files"]
+__all__ = [
+    "Range",
+    "Selection",
+    "Resolver",
+    "Rerun",
+    "fits",
+    "line_range",
+    "request_of",
+    "stale_files",
+]
 
 
 @dataclass(frozen=True, order=True)
@@ -134,10 +143,9 @@ class Resolver:
             row = self._searches.complete(row)
         subs = []
         for match in self._registry.matches(row.id, 1):
-            span = match.body.get(CAPTURE_SPANS, {}).get(ref.capture or "")
+            span = _span(match, ref.capture or "")
             if span is not None:
-                start, end, line, end_line = span
-                subs.append(MatchRow(1, match.path, start, end, line, end_line, match.stamp, {}))
+                subs.append(MatchRow(1, match.path, *span, match.stamp, {}))
         if not subs:
             raise NotFound(
                 f"{ref.text}: no match of {row.id} has a capture {ref.capture}",
@@ -150,15 +158,14 @@ class Resolver:
         if ref.n is None:
             return self._every_capture(ref, row)
         match = self._match(ref, row)
-        span = match.body.get(CAPTURE_SPANS, {}).get(ref.capture or "")
+        span = _span(match, ref.capture or "")
         if span is None:
             raise NotFound(
                 f"{ref.text}: match {ref.n} of {row.id} has no capture {ref.capture} "
                 "(an absent capture has no reference)",
                 details={"reference": ref.text},
             )
-        start, end, line, end_line = span
-        sub = MatchRow(1, match.path, start, end, line, end_line, match.stamp, {})
+        sub = MatchRow(1, match.path, *span, match.stamp, {})
         sel = self._single(ref, row, [sub], "match")
         sel.complete = True  # one exact range, whatever the rest of its search
         return sel
@@ -188,18 +195,15 @@ class Resolver:
         if row.start_byte is None or row.end_byte is None:  # files mode: the whole file
             end_line = max(1, len(ft.line_starts) - (1 if ft.data.endswith(b"\n") else 0))
             return Range(row.path, ft.body_offset, len(ft.data), 1, end_line, ft.stamp)
+        start, end = row.start_byte, row.end_byte
+        lines = unit == "line" or bool(row.body.get("lines"))
+        if not fits(ft, start, end, whole_lines=lines and unit != "line"):
+            raise unfit_range(row.path)
         if unit == "line":
-            s, e, line, end_line = line_range(ft, row.start_byte, row.end_byte)
+            s, e, line, end_line = line_range(ft, start, end)
             return Range(row.path, s, e, line, end_line, ft.stamp, lines=True)
-        return Range(
-            row.path,
-            row.start_byte,
-            row.end_byte,
-            row.line or 1,
-            row.end_line or 1,
-            row.stamp,
-            lines=bool(row.body.get("lines")),
-        )
+        line, end_line = ft.lines_of(start, end)  # the bytes', not the row's (docs/SAFETY.md)
+        return Range(row.path, start, end, line, end_line, row.stamp, lines=lines)
 
     def _single(self, ref: Ref, row: ResultRow, rows: Sequence[MatchRow], unit: Unit) -> Selection:
         ranges = []
@@ -277,6 +281,51 @@ def stale_files(paths: list[str]) -> StaleReference:
         f"nothing was done: {', '.join(paths)} changed since the search; re-run the search and "
         "use the fresh references",
         details={"files": paths},
+    )
+
+
+def _span(match: MatchRow, name: str) -> tuple[int, int, int, int] | None:
+    """The (start, end, line, end_line) stored for capture ``name`` of ``match``; None when it
+    has none, or holds anything else (a damaged or forged row, docs/SAFETY.md)."""
+    spans = match.body.get(CAPTURE_SPANS)
+    span = spans.get(name) if isinstance(spans, dict) else None
+    if (
+        isinstance(span, list)
+        and len(span) == 4
+        and all(isinstance(v, int) and not isinstance(v, bool) for v in span)
+    ):
+        return span[0], span[1], span[2], span[3]
+    return None
+
+
+def fits(ft: FileText, start: int, end: int, *, whole_lines: bool = False) -> bool:
+    """Whether [start, end) is a range a search of ``ft``'s bytes can have stored: inside the
+    file, in order, not cutting a UTF-8 character, and (``whole_lines``) whole lines.
+
+    A row of the registry is trusted only this far: ``.sleuth/`` can arrive with the tree or be
+    damaged, and a forged row with the right stamp and offsets past the end, reversed or
+    negative made an edit cut the file short or write parts of it twice (docs/SAFETY.md).
+    """
+    data = ft.data
+    if not (0 <= start <= end <= len(data)):
+        return False
+    if ft.encoding != "binary-safe":
+        for at in (start, end):
+            if at < len(data) and data[at] & 0xC0 == 0x80:  # a UTF-8 continuation byte
+                return False
+    if whole_lines:
+        s, e, _, _ = line_range(ft, start, end)
+        return (s, e) == (start, end)
+    return True
+
+
+def unfit_range(path: str) -> StaleReference:
+    """``stale_reference`` for a stored range that does not fit its file's bytes."""
+    return StaleReference(
+        f"nothing was done: the stored range in {path} does not fit the file (the result in "
+        ".sleuth/ is damaged or was not made here); re-run the search and use the fresh "
+        "references",
+        details={"files": [path]},
     )
 
 

@@ -25,6 +25,7 @@ from sleuth.lsp_bridge.positions import LineIndex
 from sleuth.lsp_bridge.servers import LANGUAGE_IDS, ServerSpec, language_of
 from sleuth.lsp_bridge.transport import Connection
 from sleuth.workspace import Workspace
+from sleuth.workspace.path_checks import in_git_folder, in_state_folder
 
 __all__ = ["DocumentSync", "path_uri"]
 
@@ -107,7 +108,8 @@ class DocumentSync:
         return {rel for uri in uris if (rel := self.rel_of(uri)) is not None}
 
     def rel_of(self, uri: str) -> str | None:
-        """Workspace-relative path of ``uri``; None outside the root, in ``.sleuth``, cloaked."""
+        """Workspace-relative path of ``uri``; None outside the root, in ``.sleuth`` or a
+        ``.git`` folder (never written, docs/SAFETY.md#cloaking-and-the-root), cloaked."""
         parsed = urlparse(uri)
         if parsed.scheme != "file":
             return None
@@ -116,7 +118,7 @@ class DocumentSync:
         if not real.startswith(prefix):
             return None
         rel = real[len(prefix) :]
-        if rel.split("/")[0] == ".sleuth" or self.ws.is_denied(rel):
+        if in_state_folder(rel) or in_git_folder(rel) or self.ws.is_denied(rel):
             return None
         return rel
 

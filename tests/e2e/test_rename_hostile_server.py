@@ -1,0 +1,149 @@
+"""A language server's WorkspaceEdit is input like any other (docs/SAFETY.md): a rename through
+a hostile or buggy server writes the rename it describes, or answers a SPEC error and writes
+nothing anywhere — never a file in ``.git/`` or ``.sleuth/``, never a malformed range read
+some tolerant way, never text that is not UTF-8 or holds NUL.
+
+The server is a small fake (``HOSTILE_SERVER``) configured through ``.sleuth.toml``
+``[servers]``: its rename answer is the JSON in ``<state>/edit.json`` with ``ROOT`` standing for
+the workspace's URI.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sleuth.api import Workbench
+from sleuth.errors import SleuthError
+from tests.lsp_bridge.conftest import LSP_STDIO, write_tree
+
+HOSTILE_SERVER = (
+    LSP_STDIO
+    + r"""
+state = sys.argv[1]
+root = None
+while True:
+    msg = read()
+    if msg.get("method") == "exit":
+        sys.exit(0)
+    if "id" not in msg:
+        continue
+    if msg["method"] == "initialize":
+        root = msg["params"]["rootUri"]
+        send(msg["id"], {"capabilities": {"renameProvider": True, "positionEncoding": "utf-16"}})
+    elif msg["method"] == "textDocument/rename":
+        with open(os.path.join(state, "edit.json")) as fh:
+            send(msg["id"], json.loads(fh.read().replace("ROOT", root)))
+    else:
+        send(msg["id"], None)
+"""
+)
+SOURCE = "def total():\n    return 1\n\n\nprint(total())\n"
+RENAMED = "def grand():\n    return 1\n\n\nprint(grand())\n"
+
+
+def rng(line: int, start: int, end: int, end_line: int | None = None) -> dict[str, Any]:
+    return {
+        "start": {"line": line, "character": start},
+        "end": {"line": line if end_line is None else end_line, "character": end},
+    }
+
+
+GOOD = [{"range": rng(0, 4, 9), "newText": "grand"}, {"range": rng(4, 6, 11), "newText": "grand"}]
+
+
+def snapshot(top: Path) -> dict[str, bytes]:
+    """Every regular file under ``top`` (the workspace and a folder beside it), ``.sleuth``'s
+    own state left out."""
+    out: dict[str, bytes] = {}
+    for folder, _dirs, names in os.walk(top):
+        if ".sleuth" in Path(folder).relative_to(top).parts:
+            continue
+        for name in names:
+            path = Path(folder) / name
+            if path.is_file() and not path.is_symlink():
+                out[str(path.relative_to(top))] = path.read_bytes()
+    return out
+
+
+def hostile_rename(
+    tmp_path: Path,
+    edit: dict[str, Any],
+    files: dict[str, str] | None = None,
+    setup: Callable[[Path], None] | None = None,
+) -> tuple[dict[str, Any] | SleuthError, dict[str, bytes], dict[str, bytes]]:
+    """Rename ``total`` (its first text match) to ``grand`` through a server answering ``edit``:
+    (the answer or the error, every file before, every file after)."""
+    state = tmp_path / "state"
+    state.mkdir()
+    (state / "edit.json").write_text(json.dumps(edit))
+    script = tmp_path / "server.py"
+    script.write_text(HOSTILE_SERVER)
+    root = write_tree(tmp_path / "ws", files or {"a.py": SOURCE})
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "x.py").write_text("total = 1\n")
+    argv = json.dumps([sys.executable, str(script), str(state)])
+    (root / ".sleuth.toml").write_text(f"[servers]\npython = {argv}\n")
+    if setup is not None:
+        setup(root)
+    before = snapshot(tmp_path)
+    with Workbench(root) as wb:
+        ref = wb.search("total").to_json()["matches"][0]["ref"]["match"]
+        answer: dict[str, Any] | SleuthError
+        try:
+            answer = wb.rename(ref, "grand").to_json()
+        except SleuthError as exc:
+            answer = exc
+    return answer, before, snapshot(tmp_path)
+
+
+def refused(answer: dict[str, Any] | SleuthError, code: str) -> SleuthError:
+    assert isinstance(answer, SleuthError), answer
+    assert answer.code == code, answer
+    return answer
+
+
+def git_folder(root: Path) -> None:
+    (root / ".git" / "hooks").mkdir(parents=True)
+    (root / ".git" / "config").write_text("[core]\n")
+    (root / ".git" / "hooks" / "pre-commit.py").write_text("total = 1\n")
+
+
+@pytest.mark.parametrize(
+    "uri", ["ROOT/.git/config", "ROOT/.git/hooks/pre-commit.py", "ROOT/sub/../.git/config"]
+)
+def test_an_edit_of_a_git_folder_is_refused_and_nothing_is_written(
+    uri: str, tmp_path: Path
+) -> None:
+    # seen: the server's edit of .git/config (an fsmonitor line runs a command at the next
+    # git call) was written beside the rename
+    evil = [{"range": rng(0, 0, 0), "newText": "[core]\n\tfsmonitor = touch pwned\n"}]
+    edit = {"changes": {"ROOT/a.py": GOOD, uri: evil}}
+    answer, before, after = hostile_rename(tmp_path, edit, setup=git_folder)
+    refused(answer, "unsupported")
+    assert after == before
+
+
+def test_the_same_rename_without_the_git_edit_is_written(tmp_path: Path) -> None:
+    answer, before, after = hostile_rename(tmp_path, {"changes": {"ROOT/a.py": GOOD}})
+    assert isinstance(answer, dict) and answer["changed"] == ["a.py"]
+    assert after == {**before, "ws/a.py": RENAMED.encode()}
+
+
+def test_no_edit_writes_a_git_folder_whoever_names_it(tmp_path: Path) -> None:
+    root = write_tree(tmp_path, {"a.py": "x = 1\n"})
+    git_folder(root)
+    (root / "cfg").symlink_to(".git/config")
+    with Workbench(root) as wb:
+        for path in (".git/config", "cfg"):
+            result = wb.read(path).to_json()["result"]
+            with pytest.raises(SleuthError) as failed:
+                wb.replace(result, "[core]\n\thooksPath = /tmp\n")
+            assert failed.value.code == "invalid_path"
+    assert (root / ".git" / "config").read_text() == "[core]\n"

@@ -99,9 +99,11 @@ class DocumentSync:
         changes = edit.get("documentChanges") if isinstance(edit, dict) else None
         if isinstance(changes, list):
             uris = [
-                str((c.get("textDocument") or {}).get("uri", ""))
+                str(c["textDocument"].get("uri", ""))
                 for c in changes
-                if isinstance(c, dict) and "kind" not in c
+                if isinstance(c, dict)
+                and "kind" not in c
+                and isinstance(c.get("textDocument"), dict)
             ]
         elif isinstance(edit, dict) and isinstance(edit.get("changes"), dict):
             uris = [str(uri) for uri in edit["changes"]]

@@ -225,15 +225,52 @@ def flatten_symbols(
     return out
 
 
-def _text_edits(edit: Any) -> Iterable[tuple[dict[str, Any], str]]:
-    """(range, new text) of each ``TextEdit``/``AnnotatedTextEdit``/``SnippetTextEdit``."""
-    for item in edit if isinstance(edit, list) else []:
+def _malformed(why: str) -> Unsupported:
+    return Unsupported(
+        f"the language server's edit is malformed ({why}); nothing was written — rename by "
+        "hand or with another server",
+        details={"reason": "malformed_edit"},
+    )
+
+
+def _position(pos: object, index: LineIndex, end: bool) -> tuple[int, int]:
+    """``(line, character)`` of a Position a server wrote in an edit: integers (not booleans,
+    not strings), never negative; a start on a line past the file's last is refused (an edit
+    never starts beyond the file), an end there means the end of the file, as a whole-file
+    replacement writes it (docs/servers.md#answer-shapes)."""
+    line = pos.get("line") if isinstance(pos, dict) else None
+    char = pos.get("character") if isinstance(pos, dict) else None
+    if type(line) is not int or type(char) is not int or line < 0 or char < 0:
+        raise _malformed(f"a position is not two non-negative integers: {pos!r:.80}")
+    if not end and line >= index.line_count:
+        raise _malformed(f"an edit starts on line {line + 1} of a file of {index.line_count}")
+    return line, char
+
+
+def _text_edits(edit: Any, index: LineIndex) -> Iterable[tuple[dict[str, Any], str]]:
+    """(range, new text) of each ``TextEdit``/``AnnotatedTextEdit``/``SnippetTextEdit``, checked
+    whole: one malformed entry refuses the rename (dropping it would write part of it)."""
+    if not isinstance(edit, list):
+        raise _malformed("a file's edits are not a list")
+    for item in edit:
         if not isinstance(item, dict) or not isinstance(item.get("range"), dict):
-            continue
+            raise _malformed("an edit has no range")
         text = item.get("newText")
         if text is None and isinstance(item.get("snippet"), dict):
             text = item["snippet"].get("value")
-        yield item["range"], str(text or "")
+        if not isinstance(text, str):
+            raise _malformed("an edit's new text is not a string")
+        if "\0" in text:
+            raise _malformed("an edit's new text holds a NUL character")
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            raise _malformed("an edit's new text is not valid Unicode") from None
+        rng = item["range"]
+        start = _position(rng.get("start"), index, end=False)
+        if start > _position(rng.get("end"), index, end=True):
+            raise _malformed("an edit's range ends before it starts")
+        yield rng, text
 
 
 def edits_of(
@@ -243,7 +280,8 @@ def edits_of(
 
     ``documentChanges`` wins over ``changes`` (LSP: a client that supports it gets it).
     File operations (create, rename, delete) and edits outside the workspace are
-    ``Unsupported``: sleuth applies text edits inside the workspace only.
+    ``Unsupported``: sleuth applies text edits inside the workspace only. So is an answer that
+    does not follow the protocol's types (docs/edits.md#rename): any entry that is not one.
     """
     if not isinstance(edit, dict):
         return []
@@ -252,17 +290,21 @@ def edits_of(
     if isinstance(doc_changes, list):
         for change in doc_changes:
             if not isinstance(change, dict):
-                continue
+                raise _malformed("a documentChanges entry is not an object")
             if "kind" in change:
                 raise Unsupported(
                     f"the language server's edit would {change['kind']} a file; sleuth applies "
                     "text edits only — make that file change by hand, then rename again",
                     details={"operation": change["kind"]},
                 )
-            doc = change.get("textDocument") or {}
+            doc = change.get("textDocument")
+            if not isinstance(doc, dict):
+                raise _malformed("a documentChanges entry names no document")
             pairs.append((str(doc.get("uri", "")), change.get("edits")))
     elif isinstance(edit.get("changes"), dict):
         pairs.extend(edit["changes"].items())
+    elif edit.get("changes") is not None:
+        raise _malformed("changes is not an object")
     out: set[LspEdit] = set()
     for uri, edits in pairs:
         rel = rel_of(uri)
@@ -273,7 +315,7 @@ def edits_of(
                 "touch); rename only symbols declared in the workspace",
                 details={"reason": "outside_workspace"},
             )
-        for rng, text in _text_edits(edits):
+        for rng, text in _text_edits(edits, index):
             start, end = index.range_to_bytes(rng, encoding)
             out.add(LspEdit(rel, start, end, text))
     return sorted(out)

@@ -147,3 +147,50 @@ def test_no_edit_writes_a_git_folder_whoever_names_it(tmp_path: Path) -> None:
                 wb.replace(result, "[core]\n\thooksPath = /tmp\n")
             assert failed.value.code == "invalid_path"
     assert (root / ".git" / "config").read_text() == "[core]\n"
+
+
+def pos(line: object, char: object) -> dict[str, object]:
+    return {"line": line, "character": char}
+
+
+MALFORMED: dict[str, list[Any]] = {
+    # seen: each of these was read some tolerant way and written
+    "reversed range": [{"range": {"start": pos(4, 6), "end": pos(0, 4)}, "newText": "grand"}],
+    "negative character": [{"range": {"start": pos(0, -4), "end": pos(0, 9)}, "newText": "g"}],
+    "string line": [{"range": {"start": pos("0", 4), "end": pos(0, 9)}, "newText": "grand"}],
+    "float line": [{"range": {"start": pos(0.5, 4), "end": pos(0, 9)}, "newText": "grand"}],
+    "boolean line": [{"range": {"start": pos(True, 4), "end": pos(1, 9)}, "newText": "grand"}],
+    "start past the end": [*GOOD, {"range": rng(50, 0, 0), "newText": "evil()\n"}],
+    "NUL in the new text": [{"range": rng(0, 4, 9), "newText": "gr\0and"}, GOOD[1]],
+    "lone surrogate": [{"range": rng(0, 4, 9), "newText": "gr\ud800and"}, GOOD[1]],
+    "number as new text": [{"range": rng(0, 4, 9), "newText": 12345}, GOOD[1]],
+    "missing new text": [{"range": rng(0, 4, 9)}, GOOD[1]],
+    "an entry that is no edit": [*GOOD, "garbage"],
+}
+
+
+@pytest.mark.parametrize("case", sorted(MALFORMED))
+def test_a_malformed_edit_is_refused_whole(case: str, tmp_path: Path) -> None:
+    answer, before, after = hostile_rename(tmp_path, {"changes": {"ROOT/a.py": MALFORMED[case]}})
+    assert "malformed" in refused(answer, "unsupported").message
+    assert after == before
+
+
+def test_a_document_change_that_names_no_document_is_refused(tmp_path: Path) -> None:
+    edit = {
+        "documentChanges": [
+            {"textDocument": {"uri": "ROOT/a.py", "version": None}, "edits": GOOD},
+            "garbage",
+        ]
+    }
+    answer, before, after = hostile_rename(tmp_path, edit)
+    refused(answer, "unsupported")
+    assert after == before
+
+
+def test_an_end_past_the_last_line_is_the_end_of_the_file(tmp_path: Path) -> None:
+    # a whole-file replacement (pylsp) may end anywhere past the last line
+    whole = [{"range": rng(0, 0, 0, end_line=99), "newText": RENAMED}]
+    answer, before, after = hostile_rename(tmp_path, {"changes": {"ROOT/a.py": whole}})
+    assert isinstance(answer, dict) and answer["changed"] == ["a.py"]
+    assert after == {**before, "ws/a.py": RENAMED.encode()}

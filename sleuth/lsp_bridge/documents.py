@@ -109,6 +109,21 @@ class DocumentSync:
             uris = [str(uri) for uri in edit["changes"]]
         return {rel for uri in uris if (rel := self.rel_of(uri)) is not None}
 
+    def versions_named(self, edit: Any) -> dict[str, int]:
+        """Workspace path -> the document version a ``documentChanges`` entry says its edits
+        apply to (entries with a null version, for files not open, left out)."""
+        changes = edit.get("documentChanges") if isinstance(edit, dict) else None
+        out: dict[str, int] = {}
+        for c in changes if isinstance(changes, list) else []:
+            doc = c.get("textDocument") if isinstance(c, dict) else None
+            version = doc.get("version") if isinstance(doc, dict) else None
+            if not isinstance(doc, dict) or type(version) is not int:
+                continue
+            rel = self.rel_of(str(doc.get("uri", "")))
+            if rel is not None:
+                out[rel] = version
+        return out
+
     def rel_of(self, uri: str) -> str | None:
         """Workspace-relative path of ``uri``; None outside the root, in ``.sleuth`` or a
         ``.git`` folder (never written, docs/SAFETY.md#cloaking-and-the-root), cloaked."""

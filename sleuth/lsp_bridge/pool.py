@@ -281,6 +281,7 @@ class ServerPool(Supervisor):
             now = session.documents()
             pending = sorted(f for f in files if f not in sent or now.get(f) != sent[f])
             if not pending:
+                _check_versions(session.versions_named(result), sent)
                 sources = {f: sent[f][1] for f in sorted(files)}
                 for f, held in sources.items():
                     _check_utf8(f, held)
@@ -322,6 +323,18 @@ def _stale(files: list[str], churn: bool = False) -> StaleReference:
         "through the fresh reference",
         details={"files": files},
     )
+
+
+def _check_versions(named: dict[str, int], sent: dict[str, tuple[int, bytes]]) -> None:
+    """``stale_reference`` when the server says it edits another version of a file than the
+    one sleuth sent (LSP: the version the edits apply to): its offsets are of other bytes."""
+    other = sorted(f for f, version in named.items() if f in sent and sent[f][0] != version)
+    if other:
+        raise StaleReference(
+            f"nothing was written: the language server computed the rename against another "
+            f"version of {', '.join(other)} than sleuth sent it; rename again",
+            details={"files": other},
+        )
 
 
 def _check_utf8(rel: str, data: bytes) -> None:

@@ -194,3 +194,16 @@ def test_an_end_past_the_last_line_is_the_end_of_the_file(tmp_path: Path) -> Non
     answer, before, after = hostile_rename(tmp_path, {"changes": {"ROOT/a.py": whole}})
     assert isinstance(answer, dict) and answer["changed"] == ["a.py"]
     assert after == {**before, "ws/a.py": RENAMED.encode()}
+
+
+@pytest.mark.parametrize("version", [999, None])
+def test_an_edit_of_another_document_version_is_stale(version: int | None, tmp_path: Path) -> None:
+    # seen: documentChanges naming a version sleuth never sent were applied to the bytes sent
+    changes = [{"textDocument": {"uri": "ROOT/a.py", "version": version}, "edits": GOOD}]
+    answer, before, after = hostile_rename(tmp_path, {"documentChanges": changes})
+    if version is None:  # null: a file the server did not have open; its bytes are the disk's
+        assert isinstance(answer, dict) and answer["changed"] == ["a.py"]
+        assert after == {**before, "ws/a.py": RENAMED.encode()}
+    else:
+        assert refused(answer, "stale_reference").details == {"files": ["a.py"]}
+        assert after == before

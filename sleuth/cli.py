@@ -110,6 +110,9 @@ def _write_json(data: JsonAnswer, stream: TextIO) -> None:
 
 
 def _write_human(text: Text, stream: TextIO) -> None:
+    text = render.visible_text(
+        text
+    )  # contents shown, never obeyed (docs/faces.md#control-characters)
     if use_color(stream):
         from rich.console import Console  # lazy: ~50 ms of start-up a piped call never needs
 
@@ -130,7 +133,7 @@ def _write_human(text: Text, stream: TextIO) -> None:
 def report_error(exc: SleuthError, *, as_json: bool, stdout: TextIO, stderr: TextIO) -> int:
     """The one SleuthError -> output mapping of the CLI; returns the exit code (docs/errors.md)."""
     payload = render.printable(exc.to_json())
-    text = f"sleuth: {render.error_line(payload)}"
+    text = f"sleuth: {render.visible(render.error_line(payload))}"
     try:
         if as_json:
             _write_json(payload, stdout)

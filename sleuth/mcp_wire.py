@@ -43,7 +43,9 @@ T = TypeVar("T")
 
 
 def text_content(text: str) -> list[ContentBlock]:
-    return [TextContent(type="text", text=text)]
+    """The MCP text content: control characters written out, never sent raw to the client's
+    screen or the model (docs/faces.md#control-characters); structured content keeps them."""
+    return [TextContent(type="text", text=render.visible(text))]
 
 
 def tool_error(exc: SleuthError) -> CallToolResult:

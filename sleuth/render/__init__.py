@@ -35,7 +35,8 @@ engine.
 - ``doctor_human`` / ``doctor_compact``: the language-server table of ``sleuth doctor``;
   ``daemon_human`` the status line of ``sleuth daemon``.
 - ``error_line`` is the one-line form of an error object (docs/errors.md); ``printable`` makes any
-  answer encodable as UTF-8 (a lone surrogate written out as ``\\udcff`` text).
+  answer encodable as UTF-8 (a lone surrogate written out as ``\\udcff`` text); ``visible``
+  and ``visible_text`` write control characters out (``\\x1b``) in every human and MCP text.
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from sleuth.render.common import error_line, printable
+    from sleuth.render.common import error_line, printable, visible, visible_text
     from sleuth.render.compact import search_compact
     from sleuth.render.doctor import daemon_human, doctor_compact, doctor_human
     from sleuth.render.edits import (
@@ -65,7 +66,7 @@ if TYPE_CHECKING:
     )
 
 _HOME = {
-    **dict.fromkeys(("error_line", "printable"), "common"),
+    **dict.fromkeys(("error_line", "printable", "visible", "visible_text"), "common"),
     **dict.fromkeys(("daemon_human", "doctor_compact", "doctor_human"), "doctor"),
     **dict.fromkeys(
         (
@@ -122,6 +123,8 @@ __all__ = [
     "symbol_phrase",
     "error_line",
     "printable",
+    "visible",
+    "visible_text",
     "count_phrase",
     "status_phrase",
     "suggestion_phrase",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -30,6 +31,40 @@ def styled(text: str = "", style: str = "") -> Text:
     from rich.text import Text
 
     return Text(text, style=style)
+
+
+# What a terminal or a reader takes for something other than text (docs/faces.md#control-
+# characters): C0 controls but tab and newline, DEL, C1 controls (U+0085 too), the Unicode line
+# and paragraph separators, and the bidi embeddings, overrides and isolates (Trojan Source).
+_INVISIBLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
+
+
+def _escaped(m: re.Match[str]) -> str:
+    code = ord(m.group())
+    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
+
+
+def visible(text: str) -> str:
+    """``text`` with every control, separator and bidi character written out as ``\\x1b`` or
+    ``\\u202e``: file contents are shown, never obeyed (a human or MCP rendering; ``--json``
+    and structured content keep the exact text). Idempotent."""
+    return text if text.isprintable() else _INVISIBLE.sub(_escaped, text)
+
+
+def visible_text(text: Text) -> Text:
+    """A ``rich`` text with its control characters written out as ``visible`` does, its
+    styles kept (``rich`` itself drops only BEL, backspace, CR, VT and FF, and keeps ESC)."""
+    plain = text.plain
+    if plain.isprintable() or not _INVISIBLE.search(plain):
+        return text
+    out = text.blank_copy()
+    at = 0
+    for m in _INVISIBLE.finditer(plain):
+        out.append_text(text[at : m.start()])
+        out.append(_escaped(m), style=STYLE_WARN)
+        at = m.end()
+    out.append_text(text[at:])
+    return out
 
 
 def plural(n: int, word: str) -> str:

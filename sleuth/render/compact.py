@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 
-from sleuth.render.common import BINARY_SAFE, BINARY_SAFE_NOTE, Json
+from sleuth.render.common import BINARY_SAFE, BINARY_SAFE_NOTE, Json, visible
 from sleuth.render.line_spans import LineSpans
 from sleuth.render.locations import location_lines
 from sleuth.render.search_phrases import (
@@ -183,7 +183,7 @@ def match_compact(
         if (path, number) not in shown
     ]
     shown.add(path, line - len(before), end_line + len(after))
-    return lead + out + trail
+    return [visible(text) for text in lead + out + trail]  # shown, never obeyed
 
 
 def compact_tail(data: Json) -> list[str]:

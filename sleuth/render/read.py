@@ -13,6 +13,7 @@ from sleuth.render.common import (
     Json,
     plural,
     styled,
+    visible,
 )
 
 if TYPE_CHECKING:
@@ -92,7 +93,7 @@ def read_human(data: Json) -> Text:
 
 def numbered_line(number: int, text: str) -> str:
     """One line of a compact read: ``12| text``."""
-    return f"{number}|" + (f" {text}" if text else "")
+    return f"{number}|" + (f" {visible(text)}" if text else "")  # shown, never obeyed
 
 
 def read_compact(data: Json) -> str:

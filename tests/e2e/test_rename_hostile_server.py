@@ -3,9 +3,9 @@ a hostile or buggy server writes the rename it describes, or answers a SPEC erro
 nothing anywhere — never a file in ``.git/`` or ``.sleuth/``, never a malformed range read
 some tolerant way, never text that is not UTF-8 or holds NUL.
 
-The server is a small fake (``HOSTILE_SERVER``) configured through ``.sleuth.toml``
-``[servers]``: its rename answer is the JSON in ``<state>/edit.json`` with ``ROOT`` standing for
-the workspace's URI.
+The server is a small fake (``HOSTILE_SERVER``) configured as the user's own server: its
+rename answer is the JSON in ``<state>/edit.json`` with ``ROOT`` standing for the workspace's
+URI.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import pytest
 
 from sleuth.api import Workbench
 from sleuth.errors import SleuthError
+from tests.conftest import UserServers
 from tests.lsp_bridge.conftest import LSP_STDIO, write_tree
 
 HOSTILE_SERVER = (
@@ -72,6 +73,17 @@ def snapshot(top: Path) -> dict[str, bytes]:
     return out
 
 
+@pytest.fixture(autouse=True)
+def hostile_server(tmp_path: Path, user_servers: UserServers) -> None:
+    """``HOSTILE_SERVER`` as the user's own Python server (a workspace may not name one,
+    docs/SAFETY.md#what-runs), answering from ``<tmp_path>/state/edit.json``."""
+    state = tmp_path / "state"
+    state.mkdir()
+    script = tmp_path / "server.py"
+    script.write_text(HOSTILE_SERVER)
+    user_servers({"python": [sys.executable, str(script), str(state)]})
+
+
 def hostile_rename(
     tmp_path: Path,
     edit: dict[str, Any],
@@ -80,16 +92,10 @@ def hostile_rename(
 ) -> tuple[dict[str, Any] | SleuthError, dict[str, bytes], dict[str, bytes]]:
     """Rename ``total`` (its first text match) to ``grand`` through a server answering ``edit``:
     (the answer or the error, every file before, every file after)."""
-    state = tmp_path / "state"
-    state.mkdir()
-    (state / "edit.json").write_text(json.dumps(edit))
-    script = tmp_path / "server.py"
-    script.write_text(HOSTILE_SERVER)
+    (tmp_path / "state" / "edit.json").write_text(json.dumps(edit))
     root = write_tree(tmp_path / "ws", files or {"a.py": SOURCE})
     (tmp_path / "outside").mkdir()
     (tmp_path / "outside" / "x.py").write_text("total = 1\n")
-    argv = json.dumps([sys.executable, str(script), str(state)])
-    (root / ".sleuth.toml").write_text(f"[servers]\npython = {argv}\n")
     if setup is not None:
         setup(root)
     before = snapshot(tmp_path)
@@ -142,9 +148,8 @@ def test_no_edit_writes_a_git_folder_whoever_names_it(tmp_path: Path) -> None:
     (root / "cfg").symlink_to(".git/config")
     with Workbench(root) as wb:
         for path in (".git/config", "cfg"):
-            result = wb.read(path).to_json()["result"]
             with pytest.raises(SleuthError) as failed:
-                wb.replace(result, "[core]\n\thooksPath = /tmp\n")
+                wb.read(path)  # nothing to edit through (the write's own check: test_git_data)
             assert failed.value.code == "invalid_path"
     assert (root / ".git" / "config").read_text() == "[core]\n"
 

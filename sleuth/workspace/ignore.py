@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import os
 import stat
+import time
 
 from sleuth.workspace.ignore_match import IgnoreLine, LineMatcher, View, is_empty, last_line
 from sleuth.workspace.wildmatch import wildmatch_to_regex
@@ -38,6 +39,8 @@ __all__ = [
     "IgnoreLevel",
     "IgnoreStack",
     "RulesCache",
+    "RulesKey",
+    "rules_key",
     "parse_lines",
     "find_repo",
     "base_stack",
@@ -138,27 +141,42 @@ class IgnoreRules:
         return not self._neg[no]
 
 
+RulesKey = tuple[int, int, int, int]
+"""What a compiled ignore file is kept under: (size, mtime_ns, ctime_ns, inode)."""
+
+_RACY_NS = 2_000_000_000
+
+
+def rules_key(st: os.stat_result) -> RulesKey:
+    """``RulesCache``'s key of an ignore file stat'ed as ``st``. The ctime is in it because a
+    rewrite that keeps the size and restores the mtime (``cp -p``, ``touch -r``) moves only the
+    ctime: without it a long-running face kept the old rules (docs/SAFETY.md#what-a-watching-
+    face-may-answer-late: listings and caches compare size, mtime and ctime)."""
+    return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+
+
 class RulesCache:
     """Compiled ignore files by path, reused across walks while the file is unchanged.
 
     One per workspace (``Workspace`` owns it; docs/architecture.md#no-process-state-in-modules);
-    it is dropped whole past ``max_files`` (``Tuning.ignore_cache_max``).
+    it is dropped whole past ``max_files`` (``Tuning.ignore_cache_max``). A file changed in
+    the last two seconds is compiled but not kept (the content cache's "racily clean" rule,
+    ``reader.py``): two writes within one timestamp tick leave the same key.
     """
 
     def __init__(self, max_files: int) -> None:
         self.max_files = max_files
-        self._rules: dict[str, tuple[tuple[int, int, int], IgnoreRules]] = {}
+        self._rules: dict[str, tuple[RulesKey, IgnoreRules]] = {}
 
-    def load(self, path: str, key: tuple[int, int, int] | None = None) -> IgnoreRules | None:
+    def load(self, path: str, key: RulesKey | None = None) -> IgnoreRules | None:
         """Compiled rules of the ignore file at ``path`` (None when absent, empty or unreadable).
 
-        ``key`` is (size, mtime_ns, ino) when the caller has already stat'ed the file; compiled
+        ``key`` is ``rules_key`` of the file when the caller has already stat'ed it; compiled
         rules are reused while the key is unchanged.
         """
         try:
             if key is None:
-                st = os.stat(path)
-                key = (st.st_size, st.st_mtime_ns, st.st_ino)
+                key = rules_key(os.stat(path))
             hit = self._rules.get(path)
             if hit is not None and hit[0] == key:
                 return hit[1]
@@ -167,6 +185,9 @@ class RulesCache:
         except OSError:
             return None
         rules = IgnoreRules(parse_lines(text), source=path)
+        if time.time_ns() - max(key[1], key[2]) <= _RACY_NS:
+            self._rules.pop(path, None)
+            return rules
         if len(self._rules) >= self.max_files:
             self._rules.clear()
         self._rules[path] = (key, rules)
@@ -285,7 +306,7 @@ def _load_regular(rules: RulesCache, path: str) -> IgnoreRules | None:
         return None
     if not stat.S_ISREG(st.st_mode):
         return None
-    return rules.load(path, (st.st_size, st.st_mtime_ns, st.st_ino))
+    return rules.load(path, rules_key(st))
 
 
 def base_stack(root: str, rules: RulesCache) -> IgnoreStack:

@@ -44,6 +44,7 @@ from sleuth.workspace.ignore import (
     RulesCache,
     folder_levels,
     ignored_name,
+    rules_key,
 )
 from sleuth.workspace.paths import PathGlobs, ancestors, reportable_name
 from sleuth.workspace.policy import AccessPolicy
@@ -333,8 +334,7 @@ class Walker:
                         s = e.stat(follow_symlinks=False)
                     except OSError:
                         continue
-                    key = (s.st_size, s.st_mtime_ns, s.st_ino)
-                    found[e.name] = self.rules.load(self._prefix + prefix + e.name, key)
+                    found[e.name] = self.rules.load(self._prefix + prefix + e.name, rules_key(s))
             if found:
                 stack = stack.push(folder, found.get(".ignore"), found.get(".gitignore"))
             levels = folder_levels(stack.levels, prefix)

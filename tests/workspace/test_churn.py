@@ -1,0 +1,54 @@
+"""Answers of a long-running workspace under outside churn (docs/SAFETY.md#what-a-watching-
+face-may-answer-late): what the files and their rules hold now, once the watcher caught up."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from dataclasses import replace
+
+import pytest
+
+from sleuth.api import Workbench
+from sleuth.tuning import Tuning
+from tests.conftest import MakeWorkspace
+
+SETTLED = replace(Tuning(), watch_settle_s=0.3)
+
+
+def _wait(cond: Callable[[], bool], timeout: float = 10.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if cond():
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def _watched(wb: Workbench) -> Workbench:
+    """``wb`` once its watcher is trusted (its settle time passed)."""
+    assert _wait(lambda: wb.workspace.generation is not None)
+    return wb
+
+
+def _paths(wb: Workbench, query: str) -> list[str]:
+    return sorted({m["path"] for m in wb.search(query, context=0).to_json()["matches"]})
+
+
+@pytest.mark.parametrize("watch", [False, True])
+def test_an_ignore_file_rewritten_to_the_same_size_and_mtime_is_read_again(
+    make_workspace: MakeWorkspace, watch: bool
+) -> None:
+    root = make_workspace({"a.py": "needle\n", "b.py": "needle\n", ".gitignore": "a.py\n"})
+    with Workbench(root, watch=watch, build_index=False, servers=False, tuning=SETTLED) as wb:
+        if watch:
+            _watched(wb)
+        assert _paths(wb, "needle") == ["b.py"]
+        ignore = root / ".gitignore"
+        st = ignore.stat()
+        ignore.write_text("b.py\n")  # same size, mtime put back: only the ctime moves
+        os.utime(ignore, ns=(st.st_atime_ns, st.st_mtime_ns))
+        if watch:
+            assert wb.workspace.catch_up(5.0)
+        assert _paths(wb, "needle") == ["a.py"]

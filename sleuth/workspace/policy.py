@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import stat
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -31,6 +32,8 @@ __all__ = [
     "DEFAULT_MAX_FILESIZE",
     "CONFIG_FILES",
     "load_config",
+    "ConfigSignature",
+    "config_signature",
     "config_in",
     "resolve_max_filesize",
     "AccessPolicy",
@@ -158,6 +161,34 @@ def load_config(root: str) -> dict[str, Any]:
     if deny:
         merged["deny"] = deny
     return merged
+
+
+ConfigSignature = tuple[tuple[int, int, int, int, int] | None, ...]
+"""Each configuration file's (inode, mode, size, mtime, ctime), None when absent."""
+
+_RACY_NS = 2_000_000_000
+
+
+def config_signature(root: str) -> ConfigSignature | None:
+    """What the configuration files of ``root`` are now, by one ``lstat`` each: a long-running
+    workspace compares it before every call and reads them again when it moved
+    (docs/SAFETY.md#cloaking-and-the-root). None, never equal to anything, while one of them
+    changed in the last two seconds: two writes within one timestamp tick leave the same
+    signature (the content cache's "racily clean" rule, ``reader.py``)."""
+    now = time.time_ns()
+    out: list[tuple[int, int, int, int, int] | None] = []
+    for name in CONFIG_FILES:
+        try:
+            st = os.lstat(os.path.join(root, name))
+        except FileNotFoundError:
+            out.append(None)
+            continue
+        except OSError:
+            return None  # load_config says why
+        if now - max(st.st_mtime_ns, st.st_ctime_ns) <= _RACY_NS:
+            return None
+        out.append((st.st_ino, st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
+    return tuple(out)
 
 
 def resolve_max_filesize(explicit: int | None, config: dict[str, Any]) -> int:

@@ -38,7 +38,13 @@ from sleuth.workspace.path_checks import (
     validated_path,
 )
 from sleuth.workspace.paths import normalize_rel, split_globs
-from sleuth.workspace.policy import AccessPolicy, load_config, resolve_max_filesize
+from sleuth.workspace.policy import (
+    AccessPolicy,
+    ConfigSignature,
+    config_signature,
+    load_config,
+    resolve_max_filesize,
+)
 from sleuth.workspace.reader import ContentCache, Reader, Wanted
 from sleuth.workspace.state_folder import STATE_DIR, make_state_dir
 from sleuth.workspace.text import FileText
@@ -83,25 +89,21 @@ class Workspace:
         self.tuning = tuning if tuning is not None else Tuning()
         self._prefetched = prefetched
         self._rules = RulesCache(self.tuning.ignore_cache_max)  # compiled ignore files
-        self.config: dict[str, Any] = load_config(real)
-        self.max_filesize = resolve_max_filesize(max_filesize, self.config)
-        self.policy = AccessPolicy(self.config.get("deny") or ())
         self.cache = ContentCache()
-        self._reader = Reader(real, self.max_filesize, self.cache)
+        self._max_filesize_arg = max_filesize
+        self._config_seen: ConfigSignature | None = config_signature(real)  # before the read
+        self._apply_config(load_config(real))
         self._watcher: ChangeWatcher | None = None
         self._own_changes = 0
         self._listings: dict[tuple[object, ...], tuple[int, FileList]] = {}
         # the names in the whole tree's kept listing (listing_filter.names_of), with its files
         self._names: tuple[list[FileEntry], frozenset[str]] | None = None
-        # files found binary, by the watcher generation they were read at (``read``)
-        self._binary: dict[str, int] = {}
-        self._max_filesize_arg = max_filesize
+        self._binary: dict[str, int] = {}  # files found binary, by generation read (``read``)
         self._safe_folders: dict[str, tuple[int, int]] = {}
         self.fault_hook: Callable[[str, str], None] | None = None
         """Called by the edit layer at its fault points (``planned``, ``verified``,
         ``before-rename``) with the file's path: the safety harness's injection seam."""
-        self.progress: OnProgress | None = None
-        """Where the engines report a long step (``report``); a face sets it for one call."""
+        self.progress: OnProgress | None = None  # where engines ``report`` (set by a face)
 
     def report(self, what: str, done: int = 0, total: int = 0) -> None:
         """A long step's progress, to the face's ``progress`` if one listens (never fails the
@@ -175,10 +177,27 @@ class Workspace:
         ):
             self._listings.clear()
         if names & {"pyproject.toml", ".sleuth.toml"}:
-            self.config = load_config(self._root)
-            self.max_filesize = resolve_max_filesize(self._max_filesize_arg, self.config)
-            self.policy = AccessPolicy(self.config.get("deny") or ())
-            self._reader = Reader(self._root, self.max_filesize, self.cache)
+            with contextlib.suppress(InvalidPath):  # the next call's refresh_config says why
+                self.refresh_config(force=True)
+
+    def refresh_config(self, *, force: bool = False) -> None:
+        """Re-read the configuration if a file of it changed (before every verb; ``force``: a
+        watcher saw one), so a new deny glob cloaks at once (docs/SAFETY.md#cloaking-and-the-
+        root); ``InvalidPath`` (failing closed) when it can no longer be used."""
+        seen = config_signature(self._root)
+        if not force and seen is not None and seen == self._config_seen:
+            return
+        config = load_config(self._root)
+        self._config_seen = seen
+        if config != self.config:
+            self._apply_config(config)
+            self.note_changed()  # listings and stored results were made under other rules
+
+    def _apply_config(self, config: dict[str, Any]) -> None:
+        self.config = config
+        self.max_filesize = resolve_max_filesize(self._max_filesize_arg, config)
+        self.policy = AccessPolicy(config.get("deny") or ())
+        self._reader = Reader(self._root, self.max_filesize, self.cache)
 
     def __repr__(self) -> str:
         return f"Workspace({self._root!r}, no_ignore={self.no_ignore})"

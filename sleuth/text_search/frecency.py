@@ -29,11 +29,22 @@ def git_frecency(root: Path, *, max_commits: int = 500, timeout: float = 2.0) ->
     """Map workspace-relative paths to a 0..1 frecency; ``{}`` when git cannot answer in time."""
     if max_commits <= 0:
         return {}
+    # The repository's own config is the workspace's, and an unpacked tree can carry one:
+    # ``log.showSignature`` with ``gpg.program`` ran a program of its choice on a fuzzy
+    # ``files:`` search. Command-line settings outrank it; nothing here verifies a signature,
+    # watches files or reads a bare repository found by accident (docs/SAFETY.md#what-runs).
     cmd = [
         "git",
         "-c",
         "core.quotePath=false",
+        "-c",
+        "core.fsmonitor=false",
+        "-c",
+        "safe.bareRepository=explicit",
+        "-c",
+        "log.showSignature=false",
         "log",
+        "--no-show-signature",
         "--relative",
         "--name-only",
         "--no-renames",
@@ -41,7 +52,7 @@ def git_frecency(root: Path, *, max_commits: int = 500, timeout: float = 2.0) ->
         "-n",
         str(max_commits),
     ]
-    env = dict(os.environ, GIT_OPTIONAL_LOCKS="0", LC_ALL="C")
+    env = dict(os.environ, GIT_OPTIONAL_LOCKS="0", LC_ALL="C", GIT_TERMINAL_PROMPT="0")
     try:
         proc = subprocess.run(
             cmd,

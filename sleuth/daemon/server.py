@@ -20,9 +20,9 @@ what was deleted.
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import fcntl
-import io
 import json
 import os
 import signal
@@ -34,6 +34,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TextIO
 
 from sleuth.daemon import wire
+from sleuth.daemon.streams import Streams
 from sleuth.service.daemon_settings import DaemonSettings, daemon_state_dir
 
 __all__ = ["Daemon", "run", "CliMain"]
@@ -41,8 +42,17 @@ __all__ = ["Daemon", "run", "CliMain"]
 CliMain = Callable[..., int]
 """``sleuth.cli.main``: handed in by the CLI that starts the daemon (a face above this one)."""
 
+_Codec = tuple[str, str]
 _TICK_S = 0.5
 """How often the accept loop looks at the idle time and at its socket."""
+REQUEST_S = 10.0
+"""How long a connection has to send its whole request: one that connects and sends nothing,
+or a byte a minute, is closed then, never kept (and waited on when the daemon stops) for
+ever (docs/SAFETY.md#the-daemon). The thin client sends its frame at once."""
+MAX_WAITING = 32
+"""Connections at most waiting for their request at once; one more is closed at once (its
+client answers in its own process), so idle connections cannot take threads and descriptors
+without bound."""
 
 
 class _Kept:
@@ -77,6 +87,7 @@ class Daemon:
         self._ino: tuple[int, int] | None = None
         self._sock_path = wire.socket_path(self.root)
         self._handlers: list[threading.Thread] = []
+        self._waiting = threading.BoundedSemaphore(MAX_WAITING)
 
     # -- life ------------------------------------------------------------------------------
 
@@ -160,10 +171,15 @@ class Daemon:
                 conn = None
             except OSError:
                 return
+            if conn is not None and not self._waiting.acquire(blocking=False):
+                conn.close()  # too many waiting: that client answers the call itself
+                conn = None
             if conn is not None:
-                conn.settimeout(None)
                 handler = threading.Thread(
-                    target=self._handle, args=(conn,), name="sleuth-daemon-call", daemon=True
+                    target=self._handle,
+                    args=(conn, self._waiting.release),
+                    name="sleuth-daemon-call",
+                    daemon=True,
                 )
                 self._handlers = [t for t in self._handlers if t.is_alive()] + [handler]
                 handler.start()
@@ -191,12 +207,19 @@ class Daemon:
 
     # -- one connection -------------------------------------------------------------------
 
-    def _handle(self, conn: socket.socket) -> None:
+    def _handle(self, conn: socket.socket, received: Callable[[], None] = lambda: None) -> None:
+        """Answer one connection; ``received`` is called once, when it no longer waits for
+        its request (it came, or will not)."""
         fds: list[int] = []
+        waiting = True
         try:
             if wire.peer_uid(conn) != os.getuid():
                 return  # another user's process: nothing for it here
-            body, fds = wire.recv_frame(conn, max_fds=3)
+            deadline = time.monotonic() + REQUEST_S
+            body, fds = wire.recv_frame(conn, max_fds=3, deadline=deadline)
+            conn.settimeout(None)  # the request is in: the call takes as long as it takes
+            waiting = False
+            received()
             fields = wire.decode(body)
             if fields[:1] != [os.fsdecode(wire.MAGIC)] or len(fields) < 2:
                 conn.sendall(wire.encode(["declined", "unknown protocol"]))
@@ -208,14 +231,18 @@ class Daemon:
                 self.stop()
                 conn.sendall(wire.encode(["status", json.dumps(self.status())]))
             elif kind == "call" and len(fds) == 3:
-                answer = self._call(fields[2:], fds, lambda: conn.sendall(wire.encode(["running"])))
-                fds = []  # the call's streams closed them
+                call, fds = fds, []  # the call owns them now and closes them
+                answer = self._call(
+                    fields[2:], call, lambda: conn.sendall(wire.encode(["running"]))
+                )
                 conn.sendall(wire.encode(answer))
             else:
                 conn.sendall(wire.encode(["declined", f"unknown request {kind!r}"]))
         except (OSError, ValueError, ConnectionError):
             pass  # the client went away; nothing it could still read
         finally:
+            if waiting:
+                received()
             for fd in fds:
                 with contextlib.suppress(OSError):
                     os.close(fd)
@@ -234,11 +261,14 @@ class Daemon:
     def _call(self, fields: list[str], fds: list[int], running: Callable[[], None]) -> list[str]:
         """Run one call; ``running`` tells the client, before anything is done, that it is
         taken (until then a lost connection means the call was not run at all)."""
-        root, cwd, out_enc, out_errors, err_enc, err_errors, count = fields[:7]
-        env_end = 7 + int(count)
-        env = dict(e.split("=", 1) for e in fields[7:env_end] if "=" in e)
-        argv = fields[env_end:]
-        streams = _Streams(fds, (out_enc, out_errors), (err_enc, err_errors))
+        request = _request(fields)
+        if isinstance(request, str):
+            for fd in fds:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+            return ["declined", request]
+        root, cwd, out, err, env, argv = request
+        streams = Streams(fds, out, err)
         with self._count_lock:
             self._busy += 1
         try:
@@ -254,7 +284,8 @@ class Daemon:
                 with _as_client(cwd, env, streams):
                     code = self._run_cli(argv)
                 self._calls += 1
-                return ["exit", str(code)]
+            streams.replay()  # outside the lock: a caller slow to read holds up only itself
+            return ["exit", str(code)]
         finally:
             streams.close()
             with self._count_lock:
@@ -279,42 +310,36 @@ class Daemon:
             return exc.code if isinstance(exc.code, int) else 0
 
 
-class _Streams:
-    """The client's stdin, stdout and stderr as this process's text streams would be."""
-
-    def __init__(self, fds: list[int], out: tuple[str, str], err: tuple[str, str]) -> None:
-        self.stdin = io.TextIOWrapper(io.BufferedReader(io.FileIO(fds[0], "r")))
-        self.stdout = io.TextIOWrapper(
-            io.BufferedWriter(io.FileIO(fds[1], "w")), encoding=out[0], errors=out[1]
-        )
-        self.stderr = io.TextIOWrapper(
-            io.BufferedWriter(io.FileIO(fds[2], "w")),
-            encoding=err[0],
-            errors=err[1],
-            line_buffering=True,
-        )
-
-    def close(self) -> None:
-        for stream in (self.stdin, self.stdout, self.stderr):
-            with contextlib.suppress(Exception):
-                stream.close()
+def _request(fields: list[str]) -> tuple[str, str, _Codec, _Codec, dict[str, str], list[str]] | str:
+    """A call's fields (root, cwd, stdout's and stderr's codecs, environment, argv), or why
+    they are not a call this daemon can run as its client would: the client then answers
+    it in its own process (docs/SAFETY.md#the-daemon)."""
+    if len(fields) < 7 or not fields[6].isdigit() or 7 + int(fields[6]) > len(fields):
+        return "malformed call"
+    root, cwd, out_enc, out_errors, err_enc, err_errors, count = fields[:7]
+    try:
+        for enc, errors in ((out_enc, out_errors), (err_enc, err_errors)):
+            codecs.lookup(enc)
+            codecs.lookup_error(errors)
+    except LookupError as exc:
+        return f"unknown stream encoding: {exc}"
+    env_end = 7 + int(count)
+    env = dict(e.split("=", 1) for e in fields[7:env_end] if "=" in e)
+    return root, cwd, (out_enc, out_errors), (err_enc, err_errors), env, fields[env_end:]
 
 
 @contextlib.contextmanager
-def _as_client(cwd: str, env: dict[str, str], streams: _Streams) -> Iterator[None]:
+def _as_client(cwd: str, env: dict[str, str], streams: Streams) -> Iterator[None]:
     """Run as the client would: its folder, environment and standard streams, put back after."""
     saved_env = dict(os.environ)
     saved: tuple[TextIO, TextIO, TextIO] = (sys.stdin, sys.stdout, sys.stderr)
     here = os.getcwd()
     os.chdir(cwd)
     _replace_env(env)
-    sys.stdin, sys.stdout, sys.stderr = streams.stdin, streams.stdout, streams.stderr
+    sys.stdin, sys.stdout, sys.stderr = streams.stdin, streams.out, streams.err
     try:
         yield
     finally:
-        for stream in (streams.stdout, streams.stderr):
-            with contextlib.suppress(Exception):
-                stream.flush()
         sys.stdin, sys.stdout, sys.stderr = saved
         _replace_env(saved_env)
         os.chdir(here)

@@ -21,6 +21,7 @@ from __future__ import annotations
 import _socket
 import os
 import sys
+import time
 
 TYPE_CHECKING = False  # not typing's: the thin client does without that import
 if TYPE_CHECKING:
@@ -109,14 +110,19 @@ def send_frame(sock: _socket.socket, frame: bytes, fds: Sequence[int] = ()) -> N
         sock.sendall(frame)
 
 
-def recv_frame(sock: _socket.socket, max_fds: int = 0) -> tuple[bytes, list[int]]:
+def recv_frame(
+    sock: _socket.socket, max_fds: int = 0, deadline: float | None = None
+) -> tuple[bytes, list[int]]:
     """One frame's body and the descriptors that came with it; ``ConnectionError`` when the
-    peer closed before a whole frame, ``ValueError`` for a frame over ``MAX_FRAME``.
+    peer closed before a whole frame, ``ValueError`` for a frame over ``MAX_FRAME``,
+    ``TimeoutError`` when the whole frame is not in by ``deadline`` (``time.monotonic``; a
+    peer sending a byte a minute is not waited on per byte).
 
     Reads exactly one frame, never into the next: the daemon's ``running`` and ``exit``
     frames may arrive in one segment, and bytes read past a frame would be lost with it."""
     fds: list[int] = []
     space = _socket.CMSG_SPACE(max_fds * _INT) if max_fds else 0
+    _wait_until(sock, deadline)
     data, ancillary, _flags, _addr = sock.recvmsg(_INT, space)
     for level, kind, payload in ancillary:
         if level == _socket.SOL_SOCKET and kind == _socket.SCM_RIGHTS:
@@ -126,11 +132,11 @@ def recv_frame(sock: _socket.socket, max_fds: int = 0) -> tuple[bytes, list[int]
                 for i in range(0, usable, _INT)
             )
     try:
-        data += _recv_exactly(sock, _INT - len(data))
+        data += _recv_exactly(sock, _INT - len(data), deadline)
         size = int.from_bytes(data, "big")
         if size > MAX_FRAME:
             raise ValueError(f"frame of {size} bytes is over {MAX_FRAME}")
-        body = _recv_exactly(sock, size)
+        body = _recv_exactly(sock, size, deadline)
     except BaseException:
         for fd in fds:
             os.close(fd)
@@ -138,9 +144,18 @@ def recv_frame(sock: _socket.socket, max_fds: int = 0) -> tuple[bytes, list[int]
     return body, fds
 
 
-def _recv_exactly(sock: _socket.socket, size: int) -> bytes:
+def _wait_until(sock: _socket.socket, deadline: float | None) -> None:
+    if deadline is not None:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError("the whole frame did not come in time")
+        sock.settimeout(left)
+
+
+def _recv_exactly(sock: _socket.socket, size: int, deadline: float | None = None) -> bytes:
     chunks: list[bytes] = []
     while size > 0:
+        _wait_until(sock, deadline)
         chunk = sock.recv(min(size, 64 * 1024))
         if not chunk:
             raise ConnectionError("the other end closed the connection before a whole frame")

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import socket
 import threading
+import time
 
 import pytest
 
@@ -54,3 +55,24 @@ def test_a_frame_cut_short_or_oversized_is_refused() -> None:
         left.sendall((wire.MAX_FRAME + 1).to_bytes(4, "big"))
         with pytest.raises(ValueError):
             wire.recv_frame(right)
+
+
+def test_a_frame_not_in_by_its_deadline_is_given_up() -> None:
+    """A peer sending a byte at a time is timed on the whole frame, not per byte."""
+    left, right = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    frame = wire.encode(["slow", "x" * 100])
+
+    def drip() -> None:
+        for i in range(len(frame)):
+            if stop.wait(0.05):
+                return
+            left.send(frame[i : i + 1])
+
+    stop = threading.Event()
+    sender = threading.Thread(target=drip)
+    with left, right:
+        sender.start()
+        with pytest.raises(TimeoutError):
+            wire.recv_frame(right, deadline=time.monotonic() + 0.3)
+        stop.set()
+        sender.join()

@@ -426,3 +426,78 @@ def test_a_planted_symlink_in_the_state_folder_is_never_written_through(
     assert victim.read_text() == "precious\n"
     assert os.path.islink(ws / ".sleuth" / planted)
     assert sorted(p.name for p in tmp_path.iterdir() if p.name != ws.name) == ["victim.txt"]
+
+
+def test_a_connection_that_sends_nothing_neither_keeps_the_daemon_nor_blocks_a_call(
+    running: Path,
+) -> None:
+    """docs/SAFETY.md#the-daemon: a request has REQUEST_S to come in whole; before, one idle
+    connection made ``daemon stop`` time out and the daemon live on, holding its lock."""
+    pid = status(running)["pid"]
+    assert isinstance(pid, int)
+    idle = [socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) for _ in range(40)]
+    try:
+        for sock in idle:
+            sock.connect(str(running / ".sleuth" / "daemon.sock"))
+        assert search_paths(sleuth(running, "search", "get_user", "--json"))
+        stopped = sleuth(running, "daemon", "stop", "--json")
+        assert stopped.returncode == 0, stopped.stdout
+        wait_for(lambda: not Path(f"/proc/{pid}").exists() or _zombie(pid), "the daemon to exit")
+    finally:
+        for sock in idle:
+            sock.close()
+
+
+def test_a_caller_that_does_not_read_its_answer_holds_up_no_other_call(
+    make_workspace: MakeWorkspace,
+) -> None:
+    """A call's output is written to its caller outside the call lock (docs/SAFETY.md#the-
+    daemon): before, a pager left open on a big answer made every other call on the root
+    wait for it."""
+    long_line = "token = '" + "x" * 300 + "'\n"
+    ws = make_workspace({f"m{i}.py": long_line * 50 for i in range(20)})
+    assert sleuth(ws, "daemon", "start").returncode == 0
+    read_end, write_end = os.pipe()
+    big = subprocess.Popen(
+        [sys.executable, "-m", "sleuth", "search", "token", "--json", "--limit", "500"]
+        + ["--max-bytes", "10000000", "--root", str(ws)],
+        stdout=write_end,
+        stderr=subprocess.DEVNULL,
+        env=daemon_env(),
+    )
+    os.close(write_end)
+    try:
+        wait_for(lambda: calls(ws) >= 1, "the big call to be run")  # its answer is waiting
+        other = subprocess.run(
+            [sys.executable, "-m", "sleuth", "search", "token", "--limit", "1", "--json"]
+            + ["--root", str(ws)],
+            capture_output=True,
+            env=daemon_env(),
+            timeout=TIMEOUT_S,  # the bound of a call that must not hang, not a measure
+        )
+        assert other.returncode == 0 and len(json.loads(other.stdout)["matches"]) == 1
+        assert big.poll() is None  # the first caller still has not read its answer
+    finally:
+        with os.fdopen(read_end, "rb") as reader:
+            answer = reader.read()
+        big.wait(timeout=TIMEOUT_S)
+        sleuth(ws, "daemon", "stop")
+    assert len(json.loads(answer)["matches"]) == 500
+
+
+def test_a_call_frame_the_daemon_cannot_run_as_its_client_is_declined(running: Path) -> None:
+    """An unknown stream encoding, a bad environment count: declined (the client answers the
+    call itself); before, an unknown encoding killed the handler with a LookupError."""
+    root = str(running)
+    head = [wire.MAGIC, b"call", root.encode(), root.encode()]
+    for codec, count in (([b"no-such-codec", b"strict"], b"0"), ([b"utf-8", b"strict"], b"-3")):
+        fields = [*head, *codec, b"utf-8", b"strict", count, b"search", b"get_user"]
+        read_end, write_end = os.pipe()
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+            sock.connect(wire.socket_path(root))
+            wire.send_frame(sock, wire.encode(fields), (read_end, write_end, write_end))
+            answer = wire.decode(wire.recv_frame(sock)[0])
+        os.close(read_end)
+        os.close(write_end)
+        assert answer[0] == "declined", answer
+    assert search_paths(sleuth(running, "search", "get_user", "--json"))

@@ -145,7 +145,12 @@ def report_error(exc: SleuthError, *, as_json: bool, stdout: TextIO, stderr: Tex
     return exc.exit_code
 
 
-def _internal(exc: BaseException) -> Internal:
+def _internal(exc: BaseException) -> SleuthError:
+    from sleuth.workspace.sqlite_file import locked_error  # late: sqlite3 is no start-up cost
+
+    locked = locked_error(exc)  # another process holds a state file: retry, not a bug
+    if locked is not None:
+        return locked
     if os.environ.get("SLEUTH_DEBUG") == "1":
         traceback.print_exception(exc)
     hint = "" if os.environ.get("SLEUTH_DEBUG") == "1" else " (set SLEUTH_DEBUG=1 for a traceback)"

@@ -135,7 +135,12 @@ def server_engine(root: str, no_ignore: bool) -> Engine:
     return workbench
 
 
-def _internal(exc: BaseException) -> Internal:
+def _internal(exc: BaseException) -> SleuthError:
+    from sleuth.workspace.sqlite_file import locked_error  # late: sqlite3 is no start-up cost
+
+    locked = locked_error(exc)  # another process holds a state file: retry, not a bug
+    if locked is not None:
+        return locked
     if os.environ.get("SLEUTH_DEBUG") == "1":
         traceback.print_exception(exc)  # stderr: never the protocol stream
     return Internal(

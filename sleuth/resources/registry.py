@@ -33,7 +33,7 @@ from sleuth.resources.registry_rows import (
     insert_matches,
     insert_result,
 )
-from sleuth.workspace.sqlite_file import SqliteFile
+from sleuth.workspace.sqlite_file import SqliteFile, locked_error
 from sleuth.workspace.state_folder import make_state_dir, state_file_id
 from sleuth.write_behind import WriteBehind
 
@@ -45,6 +45,9 @@ MAX_BYTES = 512 * 1024 * 1024
 """Live size of the registry file past which the oldest half of the results is forgotten
 (matches with captures and context average ~1 KiB: row counts alone let it reach GBs)."""
 _PRUNE_EVERY = 200
+LOCK_WAIT_S = 60.0
+"""How long a statement waits for another process's write lock on the registry (a large
+result being stored); past it, ``timeout`` (docs/SAFETY.md#damaged-or-planted-state)."""
 WRITE_BEHIND_ROWS = 64
 """A result registered with more matches than this is written by a background thread
 (``write_behind``): the caller already holds them and answers with its first page while they
@@ -73,7 +76,7 @@ class Registry:
         """
         held: SqliteFile | None = getattr(self._local, "db", None)
         if held is None:
-            held = self._local.db = SqliteFile(self.path, timeout=60.0)
+            held = self._local.db = SqliteFile(self.path, timeout=LOCK_WAIT_S)
         conn = held.current()
         if conn is not None:
             return conn
@@ -88,7 +91,9 @@ class Registry:
         try:
             return held.open(self._init_schema, create=not writer)
         except sqlite3.Error as exc:
-            raise self._unusable(str(exc)) from exc
+            raise locked_error(exc, f"the result registry {self.path}") or self._unusable(
+                str(exc)
+            ) from exc
 
     def _unusable(self, why: str) -> Internal:
         """The registry file cannot be used (not SQLite, damaged, another sleuth's format):

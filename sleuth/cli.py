@@ -26,7 +26,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
 from sleuth import render
-from sleuth.errors import Cancelled, Internal, SleuthError
+from sleuth.errors import Cancelled, Internal, SleuthError, locked_error
 from sleuth.render.busy import DELAY_S, Busy
 from sleuth.service.argv import Invocation, build_parser, parse_args, read_text_input
 from sleuth.service.verbs import EDIT_VERBS, VERBS, Engine, EngineFactory, JsonAnswer
@@ -146,8 +146,6 @@ def report_error(exc: SleuthError, *, as_json: bool, stdout: TextIO, stderr: Tex
 
 
 def _internal(exc: BaseException) -> SleuthError:
-    from sleuth.workspace.sqlite_file import locked_error  # late: sqlite3 is no start-up cost
-
     locked = locked_error(exc)  # another process holds a state file: retry, not a bug
     if locked is not None:
         return locked

@@ -24,6 +24,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 __all__ = [
+    "locked_error",
     "SleuthError",
     "InvalidQuery",
     "InvalidPath",
@@ -148,3 +149,21 @@ ERROR_CODES: dict[str, type[SleuthError]] = {
         Internal,
     )
 }
+
+
+_LOCKED = ("database is locked", "database table is locked", "database is busy")
+
+
+def locked_error(exc: BaseException, what: str = "a state file in .sleuth/") -> Timeout | None:
+    """``timeout`` for SQLite's "database is locked" (another process held a write lock on one
+    of the state files past the wait; nothing was damaged, so the remedy is to try again, not
+    to delete anything: docs/SAFETY.md#damaged-or-planted-state); None for any other error."""
+    import sqlite3  # late: most callers never meet it
+
+    if not isinstance(exc, sqlite3.OperationalError) or not str(exc).startswith(_LOCKED):
+        return None
+    return Timeout(
+        f"{what} is locked by another process ({exc}): nothing was changed; try again once it "
+        "is done",
+        details={"locked": what},
+    )

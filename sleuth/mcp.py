@@ -54,7 +54,7 @@ from pydantic import ValidationError
 from pydantic_core import PydanticSerializationError, to_json
 
 from sleuth import render
-from sleuth.errors import Internal, InvalidQuery, SleuthError
+from sleuth.errors import Internal, InvalidQuery, SleuthError, locked_error
 from sleuth.fields import Request
 from sleuth.mcp_boot import EarlyAnswer
 from sleuth.mcp_wire import (
@@ -136,8 +136,6 @@ def server_engine(root: str, no_ignore: bool) -> Engine:
 
 
 def _internal(exc: BaseException) -> SleuthError:
-    from sleuth.workspace.sqlite_file import locked_error  # late: sqlite3 is no start-up cost
-
     locked = locked_error(exc)  # another process holds a state file: retry, not a bug
     if locked is not None:
         return locked

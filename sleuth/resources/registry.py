@@ -20,7 +20,7 @@ import threading
 from collections.abc import Sequence
 from pathlib import Path
 
-from sleuth.errors import Internal, NotFound
+from sleuth.errors import Internal, NotFound, locked_error
 from sleuth.resources.registry_rows import (
     SCHEMA,
     SCHEMA_VERSION,
@@ -33,7 +33,7 @@ from sleuth.resources.registry_rows import (
     insert_matches,
     insert_result,
 )
-from sleuth.workspace.sqlite_file import SqliteFile, locked_error
+from sleuth.workspace.sqlite_file import SqliteFile
 from sleuth.workspace.state_folder import make_state_dir, state_file_id
 from sleuth.write_behind import WriteBehind
 

@@ -20,25 +20,9 @@ import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
-from sleuth.errors import Timeout
 from sleuth.workspace.state_folder import state_file_id
 
-__all__ = ["SqliteFile", "locked_error"]
-
-_LOCKED = ("database is locked", "database table is locked", "database is busy")
-
-
-def locked_error(exc: BaseException, what: str = "a state file in .sleuth/") -> Timeout | None:
-    """``timeout`` for SQLite's "database is locked" (another process held a write lock on one
-    of the state files past the wait; nothing was damaged, so the remedy is to try again, not
-    to delete anything: docs/SAFETY.md#damaged-or-planted-state); None for any other error."""
-    if not isinstance(exc, sqlite3.OperationalError) or not str(exc).startswith(_LOCKED):
-        return None
-    return Timeout(
-        f"{what} is locked by another process ({exc}): nothing was changed; try again once it "
-        "is done",
-        details={"locked": what},
-    )
+__all__ = ["SqliteFile"]
 
 
 class SqliteFile:

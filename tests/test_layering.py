@@ -31,7 +31,9 @@ import sleuth
 
 PKG = Path(sleuth.__file__).parent
 
-BASE = frozenset({"errors", "fields", "languages", "model", "prefilter", "write_behind", "tuning"})
+BASE = frozenset(
+    {"errors", "fields", "languages", "model", "prefilter", "write_behind", "tuning", "child_env"}
+)
 ENGINES = frozenset({"text_search", "ast_search", "lsp_bridge", "graph", "semantic"})
 # Bottom to top; every top-level name not listed is a face (api, cli, mcp, mcp_wire, the
 # package's own __init__ and __main__, ...). ``listing_prefetch`` sits with the workspace: it

@@ -37,8 +37,10 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal
 
+from sleuth.child_env import absolute_path
 from sleuth.languages import TABLE, language_for_path, server_language
 from sleuth.lsp_bridge.server_config import configured_command, user_servers
+from sleuth.lsp_bridge.server_env import server_env
 
 __all__ = [
     "ServerSpec",
@@ -92,6 +94,13 @@ class ServerSpec:
     init_options: dict[str, Any] | None = None
     settings: dict[str, Any] = field(default_factory=dict)
     """Answers to ``workspace/configuration`` by section (None for anything else)."""
+    rustup_pinned: bool = False
+    """Run with ``RUSTUP_TOOLCHAIN`` set (``server_env``): a rustup proxy must not pick the
+    toolchain a workspace's ``rust-toolchain.toml`` names."""
+
+    def env(self) -> dict[str, str]:
+        """The environment of this server's process and of its version probe."""
+        return server_env(rustup_pinned=self.rustup_pinned)
 
 
 def _pip(pkg: str) -> str:
@@ -161,6 +170,7 @@ _RUST_ANALYZER = ServerSpec(
         "procMacro": {"enable": False},
         "checkOnSave": False,
     },
+    rustup_pinned=True,
 )
 
 SERVERS: dict[str, tuple[ServerSpec, ...]] = {
@@ -210,7 +220,7 @@ def tool_dirs() -> list[str]:
     dirs = []
     override = os.environ.get("SLEUTH_TOOLS_DIR")
     if override:
-        dirs.append(os.path.join(override, "node_modules", ".bin"))
+        dirs.append(os.path.join(os.path.abspath(override), "node_modules", ".bin"))
     repo = Path(__file__).resolve().parents[2]
     dirs.append(str(repo / ".tools" / "node_modules" / ".bin"))
     dirs.append(os.path.dirname(sys.executable))
@@ -218,10 +228,14 @@ def tool_dirs() -> list[str]:
 
 
 def find_binary(name: str) -> str | None:
-    """The absolute path of executable ``name`` (a path is checked as it is)."""
+    """The absolute path of executable ``name`` (a path is checked as it is).
+
+    Only absolute ``PATH`` entries are searched: the server runs in the workspace root, so a
+    relative one (``PATH=:/usr/bin``, ``.``) found a ``./gopls`` the repository carries
+    (docs/SAFETY.md#what-runs)."""
     if os.sep in name:
         return name if os.access(name, os.X_OK) and os.path.isfile(name) else None
-    search = os.pathsep.join([*tool_dirs(), os.environ.get("PATH", "")])
+    search = os.pathsep.join([*tool_dirs(), absolute_path()])
     return shutil.which(name, path=search)
 
 
@@ -296,6 +310,7 @@ def server_version(spec: ServerSpec, versions: ServerVersions | None = None) -> 
                 text=True,
                 timeout=10,
                 stdin=subprocess.DEVNULL,
+                env=spec.env(),
             )
         except (OSError, subprocess.SubprocessError):
             memo[key] = None

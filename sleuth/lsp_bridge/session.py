@@ -126,6 +126,7 @@ class Session(DocumentSync):
         conn = Connection(
             argv,
             cwd=self.root,
+            env=self.spec.env(),
             on_request=self._on_request,
             on_notification=self._on_notification,
             name=self.spec.name,

@@ -12,10 +12,12 @@ relative to ``root`` (``git log --relative``), so a workspace inside a larger re
 
 from __future__ import annotations
 
-import os
+import shutil
 import subprocess
 import time
 from pathlib import Path
+
+from sleuth.child_env import child_env
 
 __all__ = ["git_frecency", "HALF_LIFE_S", "parse_git_log"]
 
@@ -33,8 +35,14 @@ def git_frecency(root: Path, *, max_commits: int = 500, timeout: float = 2.0) ->
     # ``log.showSignature`` with ``gpg.program`` ran a program of its choice on a fuzzy
     # ``files:`` search. Command-line settings outrank it; nothing here verifies a signature,
     # watches files or reads a bare repository found by accident (docs/SAFETY.md#what-runs).
+    # git runs in the root, where a relative PATH entry found the repository's own ./git: the
+    # lookup and git's own see absolute entries only (sleuth/child_env.py).
+    env = child_env({"GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C", "GIT_TERMINAL_PROMPT": "0"})
+    git = shutil.which("git", path=env["PATH"])
+    if git is None:
+        return {}  # no git: no frecency, plain ranking
     cmd = [
-        "git",
+        git,
         "-c",
         "core.quotePath=false",
         "-c",
@@ -52,7 +60,6 @@ def git_frecency(root: Path, *, max_commits: int = 500, timeout: float = 2.0) ->
         "-n",
         str(max_commits),
     ]
-    env = dict(os.environ, GIT_OPTIONAL_LOCKS="0", LC_ALL="C", GIT_TERMINAL_PROMPT="0")
     try:
         proc = subprocess.run(
             cmd,

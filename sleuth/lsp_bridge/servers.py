@@ -132,9 +132,15 @@ _TSC = ServerSpec(
     ("typescript", "javascript"),
     open_files="project",
     project_files=("tsconfig.json", "jsconfig.json"),
-    # Rename everywhere, not `import { a as b }` at the use site (TypeScript's default).
+    # Rename everywhere, not `import { a as b }` at the use site (TypeScript's default). And no
+    # automatic type acquisition: left on, the server runs `npm install` for the packages a
+    # workspace's package.json or imports name (docs/SAFETY.md#what-runs).
     settings={
-        section: {"preferences": {"useAliasesForRenames": False}}
+        section: {
+            "preferences": {"useAliasesForRenames": False},
+            "disableAutomaticTypeAcquisition": True,
+            "tsserver": {"automaticTypeAcquisition": {"enabled": False}},
+        }
         for section in ("js/ts", "typescript", "javascript")
     },
     probe=True,

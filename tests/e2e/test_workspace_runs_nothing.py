@@ -8,6 +8,7 @@ Seen, each with a marker program that records that it ran:
   start its ``./gopls``: both run in the root;
 * a ``rust-toolchain.toml`` with ``[toolchain] path = "/proc/self/cwd/tc"`` made the rustup proxy
   ``rust-analyzer`` run the repository's ``tc/bin/rust-analyzer``;
+* TypeScript 7's automatic type acquisition ran ``npm install`` for a JavaScript workspace.
 """
 
 from __future__ import annotations
@@ -62,4 +63,23 @@ def test_a_rust_toolchain_file_picks_no_program(
         marker_script(root / "tc" / "bin" / name, marker)
     run_cli(["search", "symbols:total", "--json"], cwd=root)
     run_cli(["doctor", "--json"], cwd=root)
+    assert not marker.exists(), marker.read_text()
+
+
+def test_typescript_acquires_no_types_with_npm(
+    make_workspace: MakeWorkspace, tmp_path: Path
+) -> None:
+    marker = tmp_path / "ran"
+    marker_script(tmp_path / "bin" / "npm", marker)
+    root = make_workspace(
+        {
+            "package.json": '{"name": "t", "dependencies": {"lodash": "*", "express": "*"}}\n',
+            "src/a.js": "const lodash = require('lodash');\n\n"
+            "function total() {\n  return lodash.sum([1]);\n}\n\ntotal();\n",
+        }
+    )
+    env = {"PATH": os.pathsep.join([str(tmp_path / "bin"), os.environ.get("PATH", "")])}
+    for extra in ([], ["--navigation", "references"]):
+        proc = run_cli(["search", "symbols:total", *extra, "--root", str(root), "--json"], env=env)
+        assert '"precision": "semantic"' in proc.stdout, proc.stdout + proc.stderr
     assert not marker.exists(), marker.read_text()

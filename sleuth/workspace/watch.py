@@ -1,28 +1,40 @@
 """``ChangeWatcher``: a background file watcher that tells long-running faces what changed.
 
 The MCP server and a long-lived ``Workbench`` keep the file listing and the trigram index
-warm; they must never answer from a listing that misses a change. The watcher (watchfiles,
-inotify on Linux) bumps a generation counter on every change under the root, except inside
-``.git/`` and ``.sleuth/`` (sleuth's own writes). A cached listing is trusted only while the
-generation is unchanged *and* the watcher has been up long enough to have its watches in place;
-if the watcher cannot start or dies, nothing is cached (every query walks, as a cold one does).
+warm; they must never answer from a listing that misses a change. The watcher bumps a
+generation counter on every change under the root, except inside ``.git/`` and ``.sleuth/``
+(sleuth's own writes). A cached listing is trusted only while the generation is unchanged *and*
+the watcher has its watches in place and has been up for its settle time; if the watcher cannot
+start or dies, nothing is cached (every query walks, as a cold one does).
+
+On Linux the watches are inotify's, one per real folder (``folder_watches``): never through a
+symlinked folder, as the walker (SPEC section 1, docs/SAFETY.md#what-a-watching-face-may-answer-
+late). Elsewhere watchfiles watches the root recursively (FSEvents and ReadDirectoryChangesW
+watch one tree by path). The root's own watch ending (the root deleted or moved away) fails the
+watcher, as does the user's inotify limit (the watches are released at once).
 
 ``barrier`` closes the gap between a change and its event: it touches a file of its own in
 ``.sleuth/`` and waits until the watcher has handed on every batch up to that file's event
-(inotify reports one watch's events in order), so an answer started after it has seen every
-change made before it (the daemon asks before each call, docs/faces.md#the-daemon).
+(one inotify instance reports its events in order), so an answer started after it has seen
+every change made before it (the daemon asks before each call, docs/faces.md#the-daemon).
 """
 
 from __future__ import annotations
 
 import os
+import select
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
+
+from sleuth.workspace.folder_watches import FolderWatches
 
 __all__ = ["ChangeWatcher", "BARRIER_NAME"]
 
 BARRIER_NAME = "watch-barrier"
+_DEBOUNCE_S = 0.05  # a batch groups events for at most this long
+_STEP_S = 0.01  # ... and ends when none came for this long
+_IDLE_MS = 100  # how often an idle watcher looks at its stop event
 
 
 class ChangeWatcher:
@@ -52,6 +64,7 @@ class ChangeWatcher:
         self._on_change = on_change
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self._armed = threading.Event()  # every watch placed (inotify) or asked for
         self._started_at = 0.0
         self.generation = 0
         self.failed = False
@@ -65,17 +78,19 @@ class ChangeWatcher:
 
     @property
     def trustworthy(self) -> bool:
-        """True while the watcher runs and has been up for its settle time."""
+        """True while the watcher runs, has its watches in place and has been up for its
+        settle time."""
         thread = self._thread
         return (
             thread is not None
             and thread.is_alive()
+            and self._armed.is_set()
             and not self.failed
             and not self._stop.is_set()
             and time.monotonic() - self._started_at >= self._settle_s
         )
 
-    def _keep(self, _change: object, path: str) -> bool:
+    def _keep(self, _kind: str, path: str) -> bool:
         return path == self._barrier_path or not (path + "/").startswith(self._skip)
 
     def barrier(self, timeout_s: float) -> bool:
@@ -104,31 +119,67 @@ class ChangeWatcher:
         return True
 
     def _run(self) -> None:
+        watches: FolderWatches | None = None
         try:
-            from watchfiles import watch
-
-            for changes in watch(
-                self._root,
-                watch_filter=self._keep,
-                debounce=50,
-                step=10,
-                stop_event=self._stop,
-                raise_interrupt=False,
-                ignore_permission_denied=True,
-            ):
-                batch = {(change.name, p) for change, p in changes if p != self._barrier_path}
-                if batch:
-                    new = self.generation + 1
-                    if self._on_change is not None:
-                        self._on_change(batch, new)
-                    self.generation = new
-                if any(p == self._barrier_path for _change, p in changes):
-                    with self._barrier_seen:
-                        self._barrier_events += 1
-                        self._barrier_seen.notify_all()
+            watches = FolderWatches.open(self._root)
+            batches = self._watchfiles() if watches is None else self._inotify(watches)
+            for changes in batches:
+                self._hand_on(changes)
         except Exception:  # noqa: BLE001 - any watcher failure only turns caching off
             self.failed = True
             self.generation += 1
+        finally:
+            if watches is not None:
+                watches.close()  # the user's inotify watches, back at once
+
+    def _hand_on(self, changes: Iterable[tuple[str, str]]) -> None:
+        """One batch to ``on_change`` and the generation, then the barrier's waiters."""
+        kept = {(kind, p) for kind, p in changes if self._keep(kind, p)}
+        batch = {(kind, p) for kind, p in kept if p != self._barrier_path}
+        if batch:
+            new = self.generation + 1
+            if self._on_change is not None:
+                self._on_change(batch, new)
+            self.generation = new
+        if len(batch) < len(kept):
+            with self._barrier_seen:
+                self._barrier_events += 1
+                self._barrier_seen.notify_all()
+
+    def _inotify(self, watches: FolderWatches) -> Iterator[set[tuple[str, str]]]:
+        """Batches from inotify: every event until none came for ``_STEP_S`` or for at most
+        ``_DEBOUNCE_S`` (watchfiles' grouping), each read placing its new folders' watches."""
+        watches.arm()
+        self._armed.set()
+        poller = select.poll()
+        poller.register(watches.fileno(), select.POLLIN)
+        while not self._stop.is_set():
+            if not poller.poll(_IDLE_MS):
+                continue
+            changes = watches.read()
+            deadline = time.monotonic() + _DEBOUNCE_S
+            while (left := deadline - time.monotonic()) > 0 and poller.poll(
+                min(_STEP_S, left) * 1000
+            ):
+                changes |= watches.read()
+            if changes:
+                yield changes
+
+    def _watchfiles(self) -> Iterator[set[tuple[str, str]]]:
+        """Batches from watchfiles, recursive (no inotify here); trusted after the settle
+        time only (when its watches are in place is not known)."""
+        from watchfiles import watch
+
+        self._armed.set()
+        for changes in watch(
+            self._root,
+            debounce=int(_DEBOUNCE_S * 1000),
+            step=int(_STEP_S * 1000),
+            stop_event=self._stop,
+            raise_interrupt=False,
+            ignore_permission_denied=True,
+        ):
+            yield {(change.name, p) for change, p in changes}
 
     def stop(self) -> None:
         self._stop.set()

@@ -95,8 +95,9 @@ class Tuning:
 
     # -- the workspace ------------------------------------------------------------------------
     watch_settle_s: float = 1.5
-    """Seconds a file watcher runs before its listings are trusted: inotify watches on a large
-    tree take up to ~1.2 s to be in place."""
+    """Seconds a file watcher runs before its listings are trusted: watchfiles (the watcher
+    where there is no inotify) does not say when its watches are in place, which took up to
+    ~1.2 s on a large tree. On Linux trust also waits until every watch is placed."""
     ignore_cache_max: int = 4096
     """Compiled ignore files a workspace keeps between walks (dropped whole past it)."""
     walk_processes: int = 1

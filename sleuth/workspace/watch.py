@@ -9,9 +9,10 @@ start or dies, nothing is cached (every query walks, as a cold one does).
 
 On Linux the watches are inotify's, one per real folder (``folder_watches``): never through a
 symlinked folder, as the walker (SPEC section 1, docs/SAFETY.md#what-a-watching-face-may-answer-
-late). Elsewhere watchfiles watches the root recursively (FSEvents and ReadDirectoryChangesW
-watch one tree by path). The root's own watch ending (the root deleted or moved away) fails the
-watcher, as does the user's inotify limit (the watches are released at once).
+late). Where there is no inotify, watchfiles watches the root recursively, as before (not
+measured there whether its backend follows a symlinked folder). The root's own watch ending
+(the root deleted or moved away) fails the watcher, as does the user's inotify limit (its
+watches are released at once).
 
 ``barrier`` closes the gap between a change and its event: it touches a file of its own in
 ``.sleuth/`` and waits until the watcher has handed on every batch up to that file's event
@@ -53,8 +54,9 @@ class ChangeWatcher:
         ``on_change`` did (patched listings: without this, a query in between would walk).
 
         ``settle_s``: how long the watcher runs before it is trusted (``Tuning.watch_settle_s``:
-        inotify watches on a large tree take up to ~1.2 s to be in place,
-        benchmarks/RESULTS.md#measured-constraints)."""
+        watchfiles' watches on a large tree took up to ~1.2 s to be in place,
+        benchmarks/RESULTS.md#measured-constraints); with inotify, trust also waits until
+        every watch is placed."""
         self._root = root.rstrip("/")
         self._settle_s = settle_s
         self._skip = (self._root + "/.git/", self._root + "/.sleuth/")

@@ -223,3 +223,45 @@ def test_the_watch_limit_fails_the_watcher_and_releases_its_watches(
     assert len(placed) == 2
     assert _wait(lambda: not _watched() & _folders(root))
     watcher.stop()
+
+
+def test_an_overflowed_queue_watches_again_what_is_there_and_reports_the_root(
+    make_workspace: MakeWorkspace,
+) -> None:
+    from sleuth.workspace import folder_watches as fw
+
+    root = make_workspace({"src/deep/a.py": "x\n", "old/b.py": "x\n"})
+    watches = FolderWatches.open(str(root))
+    assert watches is not None
+    try:
+        watches.arm()
+        (root / "src").rename(root / "lib")
+        (root / "old" / "b.py").unlink()
+        (root / "old").rmdir()
+        (root / "new" / "two").mkdir(parents=True)
+        changes: set[tuple[str, str]] = set()
+        watches._take(fw._HEADER.pack(-1, fw.IN_Q_OVERFLOW, 0, 0), changes)  # events lost
+        assert changes == {("modified", str(root))}  # every kept listing dropped
+        want = {str(root)} | {str(root / p) for p in ("lib", "lib/deep", "new", "new/two")}
+        assert set(watches.folders) == want
+        watches.read()  # the events queued before the overflow change nothing
+        assert set(watches.folders) == want
+        assert _folders(root) <= _watched()
+    finally:
+        watches.close()
+
+
+def test_without_inotify_watchfiles_still_watches(
+    make_workspace: MakeWorkspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(FolderWatches, "open", classmethod(lambda cls, root: None))
+    root = make_workspace({"a.py": "needle\n"})
+    with Workbench(root, watch=True, build_index=False, servers=False, tuning=SETTLED) as wb:
+        ws = wb.workspace
+        assert _wait(lambda: ws.generation is not None)
+        assert wb.search("needle").to_json()["total"] == 1
+        gen = ws.generation
+        (root / "b.py").write_text("needle\n")
+        assert _wait(lambda: ws.generation != gen)
+        assert ws.catch_up(10.0)
+        assert wb.search("needle").to_json()["total"] == 2

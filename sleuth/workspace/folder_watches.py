@@ -121,7 +121,11 @@ class FolderWatches:
         pending = [folder if folder is not None else self._root]
         while pending:
             path = pending.pop()
-            if not self._add(path) or not self._enters(path):
+            if not self._add(path):
+                if path == self._root:
+                    raise WatchesLost(f"cannot watch the root {self._root!r}")
+                continue
+            if not self._enters(path):
                 continue
             try:
                 with os.scandir(path) as entries:

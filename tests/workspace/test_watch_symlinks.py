@@ -265,3 +265,18 @@ def test_without_inotify_watchfiles_still_watches(
         assert _wait(lambda: ws.generation != gen)
         assert ws.catch_up(10.0)
         assert wb.search("needle").to_json()["total"] == 2
+
+
+def test_a_root_that_cannot_be_watched_fails_the_watcher(
+    make_workspace: MakeWorkspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = make_workspace({"a.py": "x\n"})
+    real_add = FolderWatches._add
+    monkeypatch.setattr(
+        FolderWatches, "_add", lambda self, path: path != str(root) and real_add(self, path)
+    )
+    watcher = ChangeWatcher(str(root), settle_s=0.0)
+    watcher.start()
+    assert _wait(lambda: watcher.failed)  # not trusted while blind
+    assert not watcher.trustworthy
+    watcher.stop()

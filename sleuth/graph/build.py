@@ -38,6 +38,7 @@ from typing import Any
 from sleuth.errors import InvalidQuery, NotFound
 from sleuth.graph import queries
 from sleuth.graph import rank as ranking
+from sleuth.graph.fits import row_fits
 from sleuth.graph.model import Dependent, FileView, NodeView, Ranked
 from sleuth.graph.records import FileRecord, FileTags, RecordRow, make_record, record_to_row
 from sleuth.graph.resolve import EdgeKey, Resolution
@@ -215,6 +216,15 @@ class Graph(GraphUpdates):
             return self._records.stamp(path)
         except KeyError:
             raise NotFound(f"{path} is not in the graph; sync or update it first") from None
+
+    def fits(self, path: str, data: bytes) -> bool:
+        """Whether the record and resolution held for ``path`` fit its bytes ``data``
+        (``fits.row_fits``: a cache row with the right stamp may still lie)."""
+        if path not in self._records:
+            return False
+        res = self._resolved.get(path)
+        held = None if res is None else resolution_to_row(res)
+        return row_fits(path, self._records.row(path), held, data)
 
     def decl_ids(self, path: str) -> list[str]:
         """The ids of ``path``'s declarations in order (no record decoded); NotFound if absent."""

@@ -233,7 +233,10 @@ class GraphKeeper:
             else:
                 stats.pop(path, None)
                 self._racy.add(path)
-            if graph.has_file(path) and ft.stamp and graph.stamp(path) == ft.stamp:
+            same = graph.has_file(path) and ft.stamp and graph.stamp(path) == ft.stamp
+            # a row with the right stamp is kept only if it fits the bytes: a planted or
+            # copied cache can carry any names and offsets (docs/SAFETY.md#damaged-or-planted-state)
+            if same and graph.fits(path, ft.data):
                 touched.append(path)
             else:
                 jobs.append((ft, language_for_path(path) or ""))

@@ -55,8 +55,12 @@ def _index(prepared: Prepared, engines: Engines) -> SemanticIndex:
     return engines.semantic
 
 
-def _current(prepared: Prepared, hits: Sequence[Hit]) -> tuple[dict[str, FileText], list[str]]:
-    """The files of ``hits`` read now, and the paths whose bytes are not the indexed ones."""
+def _current(
+    prepared: Prepared, index: SemanticIndex, hits: Sequence[Hit]
+) -> tuple[dict[str, FileText], list[str]]:
+    """The files of ``hits`` read now, and the paths whose bytes are not the indexed ones or
+    whose chunks do not fit them (a planted or copied row with the right stamp,
+    docs/SAFETY.md#damaged-or-planted-state)."""
     texts: dict[str, FileText] = {}
     stale: list[str] = []
     for hit in hits:
@@ -66,7 +70,7 @@ def _current(prepared: Prepared, hits: Sequence[Hit]) -> tuple[dict[str, FileTex
             ft = prepared.ws.read(hit.path)
         except Exception:  # cloaked or gone outside the root since the sync
             ft = None
-        if ft is None or ft.stamp != hit.stamp:
+        if ft is None or ft.stamp != hit.stamp or not index.fits(hit.path, ft.stamp, ft.data):
             stale.append(hit.path)
         else:
             texts[hit.path] = ft
@@ -90,11 +94,11 @@ def plan_semantic(prepared: Prepared, engines: Engines, everything: list[FileEnt
     scope = None if whole else {f.path for f in prepared.files}
     threshold = req.threshold or 0.0
     hits = index.search(prepared.route.body, limit=MAX_LIMIT, threshold=threshold, paths=scope)
-    texts, stale = _current(prepared, hits)
+    texts, stale = _current(prepared, index, hits)
     if stale:
         index.refresh(stale, decls_of)
         hits = index.search(prepared.route.body, limit=MAX_LIMIT, threshold=threshold, paths=scope)
-        texts, stale = _current(prepared, hits)
+        texts, stale = _current(prepared, index, hits)
         if stale:
             prepared.notes.append(
                 "left out, changing while indexed: " + ", ".join(sorted(set(stale))[:5])

@@ -189,7 +189,7 @@ class SemanticIndex:
             if ft is None:  # binary, too large or unreadable now
                 listed.discard(entry.path)
                 continue
-            if row is not None and row.stamp == ft.stamp:
+            if row is not None and row.stamp == ft.stamp and row.fits(ft.data):
                 row.size, row.mtime_ns = entry.size, entry.mtime_ns
                 self._store.touch(row.path, entry.size, entry.mtime_ns)
                 continue
@@ -210,7 +210,7 @@ class SemanticIndex:
                 ft = None
             if ft is None:
                 gone.append(path)
-            elif path not in rows or rows[path].stamp != ft.stamp:
+            elif path not in rows or rows[path].stamp != ft.stamp or not rows[path].fits(ft.data):
                 fresh.append(
                     (FileRow(path, -1, -1, ft.stamp), chunk_file(ft.data, decls_of(path, ft.data)))
                 )
@@ -351,6 +351,18 @@ class SemanticIndex:
                 )
             )
         return hits
+
+    def fits(self, path: str, stamp: str, data: bytes) -> bool:
+        """Whether ``path``'s chunks were cut from ``data`` (of ``stamp``) as far as the
+        bytes can tell (``FileRow.fits``; checked once per stamp)."""
+        row = self._rows_now().get(path)
+        if row is None or row.stamp != stamp:
+            return False
+        if row.confirmed != stamp:
+            if not row.fits(data):
+                return False
+            row.confirmed = stamp
+        return True
 
     @property
     def chunk_count(self) -> int:

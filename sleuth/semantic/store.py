@@ -12,7 +12,9 @@ be deleted at any time (``SqliteFile`` reopens it).
 from __future__ import annotations
 
 import marshal
+import re
 import sqlite3
+from bisect import bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -71,6 +73,43 @@ class FileRow:
     stamp: str
     chunks: list[IndexedChunk] = field(default_factory=list)
     vectors: Vectors = field(default_factory=lambda: np.zeros((0, 0), dtype=np.float32))
+    confirmed: str = ""  # the stamp of bytes the chunks were found to fit (not stored)
+
+    def fits(self, data: bytes) -> bool:
+        """Whether every chunk fits ``data``, the bytes its stamp names (a stamp is a hash
+        anyone can compute: docs/SAFETY.md#damaged-or-planted-state): a non-empty range inside
+        the file that cuts no UTF-8 character, the lines of that range, a kind that is a word
+        and a title whose name is in the range (and whose container is in the file)."""
+        starts = [0, *(m.end() for m in _NEWLINE.finditer(data))]
+        size = len(data)
+        try:
+            for c in self.chunks:
+                if not 0 <= c.start < c.end <= size or _cuts(data, c.start) or _cuts(data, c.end):
+                    return False
+                if (c.line, c.end_line) != (
+                    bisect_right(starts, c.start),
+                    bisect_right(starts, c.end - 1),
+                ):
+                    return False
+                if not _KIND.fullmatch(c.kind) or (c.kind == "window") != (c.title == ""):
+                    return False
+                *outer, name = c.title.split(".")
+                if name.encode() not in data[c.start : c.end]:
+                    return False
+                if any(part.encode() not in data for part in outer):
+                    return False
+        except (TypeError, AttributeError, UnicodeError):
+            return False  # values of other types tell nothing
+        return True
+
+
+def _cuts(data: bytes, at: int) -> bool:
+    """True when ``at`` falls inside a UTF-8 character of ``data``."""
+    return at < len(data) and (data[at] & 0xC0) == 0x80
+
+
+_KIND = re.compile(r"[a-z][a-z0-9_-]{0,39}")
+_NEWLINE = re.compile(b"\n")
 
 
 def _pack(row: FileRow) -> tuple[bytes, bytes]:

@@ -63,8 +63,13 @@ class RankCache:
         self.nodes: list[str] = list(attrs)
         n = len(self.nodes)
         self.index = {node: i for i, node in enumerate(self.nodes)}
-        weights = graph.rank_weights
         index = self.index
+        # a weight whose end is no node is left out: a planted cache's resolution can claim an
+        # edge into a file that then left the graph (denied, gone) without noting its keys,
+        # so no update drops it (docs/SAFETY.md#damaged-or-planted-state)
+        weights = {
+            (u, v): w for (u, v), w in graph.rank_weights.items() if u in index and v in index
+        }
         rows = np.fromiter((index[u] for u, _ in weights), dtype=np.int64, count=len(weights))
         cols = np.fromiter((index[v] for _, v in weights), dtype=np.int64, count=len(weights))
         data = np.fromiter(weights.values(), dtype=float, count=len(weights))

@@ -87,3 +87,46 @@ def test_row_fits_the_bytes_it_was_made_from_and_no_others() -> None:
     first[10] = "def alpha(x, secret):"
     assert not row_fits("src/a.py", (*row[:4], (tuple(first), *row[4][1:]), row[5]), None, data)
     assert not row_fits("src/a.py", ("python",), None, data)  # another shape
+
+
+def test_a_planted_edge_into_a_file_that_leaves_the_graph_is_not_ranked(
+    make_workspace: MakeWorkspace,
+) -> None:
+    """A true record with a planted resolution edge into a planted row of a denied file: the
+    denied row is dropped at the sync, and ``graph:`` answered ``internal`` (KeyError) on the
+    edge's rank weight, at every call."""
+    root = make_workspace({"src/a.py": A, "src/b.py": B, ".sleuth.toml": 'deny = ["secret/**"]\n'})
+    (root / "secret").mkdir()
+    (root / "secret" / "keys.py").write_text(f'TOKEN = "{SECRET}"\n')
+    with Workbench(root, build_index=False) as wb:
+        honest = wb.search("graph:", context=0).to_json()
+    db = sqlite3.connect(root / ".sleuth" / "graph.db")
+    (res_blob,) = db.execute("SELECT resolution FROM files WHERE path = 'src/a.py'").fetchone()
+    res = list(marshal.loads(res_blob))
+    source, _, _, occurrences = res[0][0]
+    res[0] = (*res[0], (source, "sec1", "calls", occurrences))
+    db.execute(
+        "UPDATE files SET resolution = ?, size = NULL WHERE path = 'src/a.py'",
+        (marshal.dumps(tuple(res)),),
+    )
+    planted = (
+        "python",
+        "x",
+        True,
+        None,
+        (("sec1", SECRET, "function", "", 0, 5, 1, 1, 0, 5, ""),),
+        (),
+    )
+    db.execute(
+        "INSERT INTO files VALUES ('secret/keys.py', NULL, NULL, NULL, ?, ?)",
+        (marshal.dumps(planted), marshal.dumps(((), (), (), 0))),
+    )
+    db.commit()
+    db.close()
+    for _ in range(2):
+        with Workbench(root, build_index=False) as wb:
+            page = wb.search("graph:", context=0).to_json()
+        assert SECRET not in json.dumps(page) and "secret/" not in json.dumps(page)
+        assert [m["graph"]["id"] for m in page["matches"]] == [
+            m["graph"]["id"] for m in honest["matches"]
+        ]

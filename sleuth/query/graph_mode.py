@@ -25,7 +25,7 @@ from sleuth.errors import InvalidQuery, NotFound
 from sleuth.graph import Graph
 from sleuth.graph.queries import file_declarations_json
 from sleuth.query.scan import Stage, make_match
-from sleuth.query.symbols_mode import SymbolSource, stale_note
+from sleuth.query.symbols_mode import SymbolSource, range_fits, stale_note
 from sleuth.workspace import FileEntry, Workspace
 
 if TYPE_CHECKING:
@@ -123,7 +123,8 @@ def plan_graph_answer(prepared: Prepared, graph: Graph) -> None:
             ft = ws.read(path)
             if ft is None:
                 continue
-            if not graph.has_file(path) or graph.stamp(path) != ft.stamp:
+            stale = not graph.has_file(path) or graph.stamp(path) != ft.stamp
+            if stale or not range_fits(ft.data, start, end):
                 prepared.notes.append(stale_note(path))  # offsets of other bytes
                 continue
             m = make_match(ft, start, end, req.context, None, extra)

@@ -99,6 +99,13 @@ class SymbolFinder(Protocol):
     def refs(self, d: SymbolDef, files: Sequence[FileEntry]) -> Iterable[SymbolRef]: ...
 
 
+def range_fits(data: bytes, start: int, end: int) -> bool:
+    """Whether [start, end) lies inside ``data`` and cuts no UTF-8 character."""
+    if not 0 <= start <= end <= len(data):
+        return False
+    return all(at == len(data) or (data[at] & 0xC0) != 0x80 for at in (start, end))
+
+
 def stale_note(path: str) -> str:
     return (
         f"{path} changed since the graph read it: its matches are left out; search again once "
@@ -132,12 +139,17 @@ class SymbolSource:
 
     def find_in_file(self, ft: FileText) -> list[Found]:
         expected = self.stamps.get(ft.path)
-        if expected is not None and expected != ft.stamp:
-            # offsets of other bytes: a reference made from them would select the wrong text
+        found = list(self.by_path.get(ft.path, []))
+        if (expected is not None and expected != ft.stamp) or not all(
+            range_fits(ft.data, s, e) for s, e, *_ in found
+        ):
+            # offsets of other bytes (or of none: a cache row with a true stamp and offsets
+            # past the end, docs/SAFETY.md#damaged-or-planted-state): a reference made from
+            # them would select the wrong text
             if self.notes is not None:
                 self.notes.append(stale_note(ft.path))
             return []
-        return list(self.by_path.get(ft.path, []))
+        return found
 
     @property
     def paths(self) -> list[str]:

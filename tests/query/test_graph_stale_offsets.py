@@ -61,3 +61,16 @@ def test_a_file_read_with_other_bytes_than_its_record_gets_no_matches() -> None:
     assert notes and "a.py changed since the graph read it" in notes[0]
     same = FileText("a.py", A1.encode(), stamp_bytes(A1.encode()), "utf-8")
     assert source.find_in_file(same) == [(4, 12, None, None)]
+
+
+def test_offsets_past_the_end_of_a_file_of_the_right_stamp_get_no_matches() -> None:
+    """A graph cache row sleuth trusts by its stat signature (docs/SAFETY.md) can still carry
+    offsets past the end: graph: answered internal (IndexError) on them; now the file's
+    matches are left out with a note."""
+    notes: list[str] = []
+    source = SymbolSource(notes=notes)
+    source.by_path["a.py"] = [(4, 12, None, None), (9000, 9010, None, None)]
+    source.stamps["a.py"] = stamp_bytes(A1.encode())
+    same = FileText("a.py", A1.encode(), stamp_bytes(A1.encode()), "utf-8")
+    assert source.find_in_file(same) == []
+    assert notes

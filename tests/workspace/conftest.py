@@ -10,12 +10,30 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from sleuth.tuning import Tuning
 from sleuth.workspace import Workspace
+
+SETTLED = replace(Tuning(), watch_settle_s=0.3)
+"""A watcher trusted soon after it starts (the watching tests)."""
+
+
+def wait_for(cond: Callable[[], bool], timeout: float = 10.0) -> bool:
+    """Poll ``cond`` until it holds (True) or ``timeout`` seconds pass (False): a bound on
+    waiting for a watcher, never a timed assertion."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if cond():
+            return True
+        time.sleep(0.02)
+    return False
+
 
 GIT = shutil.which("git")
 needs_git = pytest.mark.skipif(GIT is None, reason="git is not installed")

@@ -4,27 +4,14 @@ face-may-answer-late): what the files and their rules hold now, once the watcher
 from __future__ import annotations
 
 import os
-import time
-from collections.abc import Callable
-from dataclasses import replace
 
 import pytest
 
 from sleuth.api import Workbench
 from sleuth.errors import InvalidQuery, NotFound
-from sleuth.tuning import Tuning
 from tests.conftest import MakeWorkspace
-
-SETTLED = replace(Tuning(), watch_settle_s=0.3)
-
-
-def _wait(cond: Callable[[], bool], timeout: float = 10.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if cond():
-            return True
-        time.sleep(0.02)
-    return False
+from tests.workspace.conftest import SETTLED
+from tests.workspace.conftest import wait_for as _wait
 
 
 def _watched(wb: Workbench) -> Workbench:

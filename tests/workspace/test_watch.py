@@ -3,25 +3,14 @@
 from __future__ import annotations
 
 import time
-from dataclasses import replace
 from typing import Any
 
 import pytest
 
 from sleuth.api import Workbench
-from sleuth.tuning import Tuning
 from tests.conftest import MakeWorkspace
-
-SETTLED = replace(Tuning(), watch_settle_s=0.3)  # a watcher trusted soon after it starts
-
-
-def _wait(cond: object, timeout: float = 10.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if cond():  # type: ignore[operator]
-            return True
-        time.sleep(0.02)
-    return False
+from tests.workspace.conftest import SETTLED
+from tests.workspace.conftest import wait_for as _wait
 
 
 def test_listing_is_reused_until_a_change(make_workspace: MakeWorkspace) -> None:

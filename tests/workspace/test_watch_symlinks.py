@@ -11,30 +11,19 @@ from __future__ import annotations
 import errno
 import os
 import threading
-import time
-from collections.abc import Callable, Iterator
-from dataclasses import replace
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from sleuth.api import Workbench
-from sleuth.tuning import Tuning
 from sleuth.workspace.folder_watches import FolderWatches
 from sleuth.workspace.watch import ChangeWatcher
 from tests.conftest import MakeWorkspace
+from tests.workspace.conftest import SETTLED
+from tests.workspace.conftest import wait_for as _wait
 
-SETTLED = replace(Tuning(), watch_settle_s=0.3)
 Inode = tuple[int, int]
-
-
-def _wait(cond: Callable[[], bool], timeout: float = 10.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if cond():
-            return True
-        time.sleep(0.02)
-    return False
 
 
 def _watched() -> set[Inode]:

@@ -13,7 +13,6 @@
 
 from __future__ import annotations
 
-import functools
 import os
 import shutil
 import subprocess
@@ -23,10 +22,10 @@ from sleuth.child_env import absolute_path, child_env
 __all__ = ["server_env", "rustup_default"]
 
 
-@functools.cache
 def rustup_default(path: str) -> str | None:
     """The toolchain ``rustup default`` names (``stable-x86_64-unknown-linux-gnu``), or None
-    without rustup (then no proxy reads a toolchain file); asked once per process."""
+    without rustup (then no proxy reads a toolchain file). Asked at each Rust server start or
+    probe (a session probes once): no module-level memo (docs/architecture.md)."""
     rustup = shutil.which("rustup", path=path)
     if rustup is None:
         return None

@@ -13,12 +13,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sleuth.errors import InvalidPath
-from sleuth.workspace.policy import load_config
+from sleuth.workspace.policy import bounded_seconds, load_config
 from sleuth.workspace.state_folder import STATE_DIR, make_state_dir
 
 __all__ = ["DaemonSettings", "DEFAULT_IDLE_S", "NO_DAEMON_ENV", "IDLE_ENV", "daemon_state_dir"]
 
 DEFAULT_IDLE_S = 900.0
+MAX_IDLE_S = 86400.0
+"""A day: a daemon idle longer than that holds its servers and memory for nobody."""
 NO_DAEMON_ENV = "SLEUTH_NO_DAEMON"
 IDLE_ENV = "SLEUTH_DAEMON_IDLE"
 
@@ -43,15 +45,17 @@ class DaemonSettings:
         enabled = conf.get("daemon", True)
         if not isinstance(enabled, bool):
             raise _bad("daemon must be true or false")
-        idle = conf.get("daemon_idle", DEFAULT_IDLE_S)
-        if isinstance(idle, bool) or not isinstance(idle, int | float) or idle <= 0:
-            raise _bad("daemon_idle must be a positive number of seconds")
+        name, idle = "daemon_idle", conf.get("daemon_idle", DEFAULT_IDLE_S)
         override = os.environ.get(IDLE_ENV)
         if override:
             try:
-                idle = float(override)
+                name, idle = IDLE_ENV, float(override)
             except ValueError:
                 raise _bad(f"{IDLE_ENV} must be a number of seconds, got {override!r}") from None
+        try:
+            idle = bounded_seconds(idle, name, MAX_IDLE_S)
+        except ValueError as exc:
+            raise _bad(str(exc)) from None
         off = os.environ.get(NO_DAEMON_ENV, "") not in ("", "0")
         return cls(enabled=enabled and not off, idle_s=float(idle))
 

@@ -32,6 +32,7 @@ from sleuth.service.search import Searches
 from sleuth.service.session import Session
 from sleuth.tuning import Tuning
 from sleuth.workspace import Workspace
+from sleuth.workspace.policy import bounded_seconds
 
 if TYPE_CHECKING:
     from sleuth.edit.operations import Editor
@@ -40,6 +41,9 @@ if TYPE_CHECKING:
 
 __all__ = ["Workbench"]
 
+SERVER_TIMEOUT_MAX_S = 3600.0
+"""The longest ``server_timeout`` a configuration may ask for: past an hour a hung server is
+never noticed (docs/faces.md#configuration)."""
 P = ParamSpec("P")
 R = TypeVar("R")
 
@@ -157,11 +161,11 @@ class Workbench:
         versions = self.session.server_versions
         if timeout is None:
             return ServerPool(self.workspace, versions=versions)
-        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
-            raise InvalidPath(
-                f"[tool.sleuth] server_timeout must be a positive number of seconds, got {timeout!r}"
-            )
-        return ServerPool(self.workspace, timeout=float(timeout), versions=versions)
+        try:
+            seconds = bounded_seconds(timeout, "[tool.sleuth] server_timeout", SERVER_TIMEOUT_MAX_S)
+        except ValueError as exc:
+            raise InvalidPath(str(exc)) from None
+        return ServerPool(self.workspace, timeout=seconds, versions=versions)
 
     def _server_pool(self) -> LanguageServers | None:
         engines = self._engines

@@ -18,6 +18,7 @@ everywhere and answer ``not_found`` like missing ones, so nothing reveals them.
 
 from __future__ import annotations
 
+import math
 import os
 import stat
 import time
@@ -36,6 +37,7 @@ __all__ = [
     "config_signature",
     "config_in",
     "resolve_max_filesize",
+    "bounded_seconds",
     "AccessPolicy",
 ]
 
@@ -189,6 +191,23 @@ def config_signature(root: str) -> ConfigSignature | None:
             return None
         out.append((st.st_ino, st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
     return tuple(out)
+
+
+def bounded_seconds(value: object, name: str, most: float) -> float:
+    """A configured duration: a finite number of seconds above 0 and at most ``most``;
+    ``ValueError`` naming ``name`` otherwise. TOML spells ``inf`` and ``nan``: a configuration
+    arriving with the tree set ``server_timeout = inf`` (an ``internal`` overflow) or ``nan`` (every
+    request timed out at once), so a duration is bounded (docs/faces.md#configuration)."""
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not math.isfinite(value)
+        or not 0 < value <= most
+    ):
+        raise ValueError(
+            f"{name} must be a number of seconds above 0 and at most {most:g}, got {value!r}"
+        )
+    return float(value)
 
 
 def resolve_max_filesize(explicit: int | None, config: dict[str, Any]) -> int:

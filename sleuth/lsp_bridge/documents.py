@@ -25,7 +25,7 @@ from sleuth.lsp_bridge.positions import LineIndex
 from sleuth.lsp_bridge.servers import LANGUAGE_IDS, ServerSpec, language_of
 from sleuth.lsp_bridge.transport import Connection
 from sleuth.workspace import Workspace
-from sleuth.workspace.path_checks import in_git_folder, in_state_folder
+from sleuth.workspace.path_checks import is_internal
 
 __all__ = ["DocumentSync", "path_uri"]
 
@@ -135,7 +135,7 @@ class DocumentSync:
         if not real.startswith(prefix):
             return None
         rel = real[len(prefix) :]
-        if in_state_folder(rel) or in_git_folder(rel) or self.ws.is_denied(rel):
+        if is_internal(rel) or self.ws.is_denied(rel):
             return None
         return rel
 

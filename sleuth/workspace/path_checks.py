@@ -33,6 +33,7 @@ __all__ = [
     "fresh_text",
     "in_state_folder",
     "in_git_folder",
+    "is_internal",
     "off_limits",
 ]
 
@@ -130,6 +131,12 @@ def in_git_folder(rel: str) -> bool:
     return ".git" in rel.split("/")
 
 
+def is_internal(rel: str) -> bool:
+    """Whether ``rel`` is sleuth's or git's own (``.sleuth/`` at the root, ``.git`` at any
+    depth): never listed, read or edited."""
+    return bool(rel) and (in_state_folder(rel) or in_git_folder(rel))
+
+
 def off_limits(rel: str, named: str | None = None) -> None:
     """``InvalidPath`` when ``rel`` is in ``.sleuth/`` or in a ``.git`` folder: neither is ever
     read or edited through sleuth (docs/SAFETY.md#cloaking-and-the-root). An edit of
@@ -167,7 +174,7 @@ def followed_stat(prefix: str, policy: AccessPolicy, rel: str) -> os.stat_result
         target = real[len(prefix) :]
         if policy.is_denied(target):
             raise path_not_found(rel)
-        if in_state_folder(target) or in_git_folder(target):
+        if is_internal(target):
             raise OSError(f"{rel} leads into the state folder or .git")
         st = os.stat(full)
     return st

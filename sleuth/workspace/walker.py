@@ -46,6 +46,7 @@ from sleuth.workspace.ignore import (
     ignored_name,
     rules_key,
 )
+from sleuth.workspace.path_checks import is_internal
 from sleuth.workspace.paths import PathGlobs, ancestors, reportable_name
 from sleuth.workspace.policy import AccessPolicy
 
@@ -53,7 +54,6 @@ __all__ = [
     "FileEntry",
     "FileList",
     "Walker",
-    "is_internal",
     "ListingKey",
     "PrefetchedListings",
     "Row",
@@ -110,14 +110,6 @@ class PrefetchedListings(Protocol):
     """
 
     def take(self, key: ListingKey, max_filesize: int) -> FileList | None: ...
-
-
-def is_internal(rel: str) -> bool:
-    """True for paths inside ``.git`` (at any depth) or the root state folder ``.sleuth``."""
-    if not rel:
-        return False
-    parts = rel.split("/")
-    return parts[0] == ".sleuth" or ".git" in parts
 
 
 _new = object.__new__

@@ -15,11 +15,14 @@ is checked when it is installed (the other end must be a node of the graph).
 from __future__ import annotations
 
 import bisect
+import re
 
 from sleuth.graph.records import RecordRow
 from sleuth.graph.source_facts import receiver_at, signature_of
 from sleuth.graph.table import ResolutionRow
 from sleuth.model import symbol_id
+
+_NEWLINE = re.compile(b"\n")
 
 __all__ = ["row_fits"]
 
@@ -33,7 +36,7 @@ def row_fits(path: str, row: RecordRow, res: ResolutionRow | None, data: bytes) 
 
 
 def _fits(path: str, row: RecordRow, res: ResolutionRow | None, data: bytes) -> bool:
-    newlines = [i for i, b in enumerate(data) if b == 10]
+    newlines = [m.start() for m in _NEWLINE.finditer(data)]
     size = len(data)
 
     def line_of(offset: int) -> int:

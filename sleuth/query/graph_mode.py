@@ -25,8 +25,9 @@ from sleuth.errors import InvalidQuery, NotFound
 from sleuth.graph import Graph
 from sleuth.graph.queries import file_declarations_json
 from sleuth.query.scan import Stage, make_match
-from sleuth.query.symbols_mode import SymbolSource, range_fits, stale_note
+from sleuth.query.symbols_mode import SymbolSource, stale_note
 from sleuth.workspace import FileEntry, Workspace
+from sleuth.workspace.text import whole_chars
 
 if TYPE_CHECKING:
     from sleuth.query.execute import Engines, Prepared
@@ -124,7 +125,7 @@ def plan_graph_answer(prepared: Prepared, graph: Graph) -> None:
             if ft is None:
                 continue
             stale = not graph.has_file(path) or graph.stamp(path) != ft.stamp
-            if stale or not range_fits(ft.data, start, end):
+            if stale or not whole_chars(ft.data, start, end):
                 prepared.notes.append(stale_note(path))  # offsets of other bytes
                 continue
             m = make_match(ft, start, end, req.context, None, extra)

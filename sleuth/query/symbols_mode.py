@@ -30,6 +30,7 @@ from sleuth.model import SymbolDef, SymbolRef
 from sleuth.prefilter import Literals
 from sleuth.query.scan import Found
 from sleuth.workspace import FileEntry, FileText, Workspace
+from sleuth.workspace.text import whole_chars
 
 __all__ = [
     "SymbolSource",
@@ -99,13 +100,6 @@ class SymbolFinder(Protocol):
     def refs(self, d: SymbolDef, files: Sequence[FileEntry]) -> Iterable[SymbolRef]: ...
 
 
-def range_fits(data: bytes, start: int, end: int) -> bool:
-    """Whether [start, end) lies inside ``data`` and cuts no UTF-8 character."""
-    if not 0 <= start <= end <= len(data):
-        return False
-    return all(at == len(data) or (data[at] & 0xC0) != 0x80 for at in (start, end))
-
-
 def stale_note(path: str) -> str:
     return (
         f"{path} changed since the graph read it: its matches are left out; search again once "
@@ -141,7 +135,7 @@ class SymbolSource:
         expected = self.stamps.get(ft.path)
         found = list(self.by_path.get(ft.path, []))
         if (expected is not None and expected != ft.stamp) or not all(
-            range_fits(ft.data, s, e) for s, e, *_ in found
+            whole_chars(ft.data, s, e) for s, e, *_ in found
         ):
             # offsets of other bytes (or of none: a cache row with a true stamp and offsets
             # past the end, docs/SAFETY.md#damaged-or-planted-state): a reference made from

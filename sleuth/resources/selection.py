@@ -27,6 +27,7 @@ from sleuth.resources.refs import CAPTURE_SPANS, Ref, Unit, parse_ref
 from sleuth.resources.registry import Registry
 from sleuth.resources.registry_rows import MatchRow, ResultRow
 from sleuth.workspace import FileText, Workspace
+from sleuth.workspace.text import whole_chars
 
 __all__ = [
     "Range",
@@ -306,13 +307,11 @@ def fits(ft: FileText, start: int, end: int, *, whole_lines: bool = False) -> bo
     damaged, and a forged row with the right stamp and offsets past the end, reversed or
     negative made an edit cut the file short or write parts of it twice (docs/SAFETY.md).
     """
-    data = ft.data
-    if not (0 <= start <= end <= len(data)):
+    if ft.encoding == "binary-safe":
+        if not 0 <= start <= end <= len(ft.data):
+            return False
+    elif not whole_chars(ft.data, start, end):
         return False
-    if ft.encoding != "binary-safe":
-        for at in (start, end):
-            if at < len(data) and data[at] & 0xC0 == 0x80:  # a UTF-8 continuation byte
-                return False
     if whole_lines:
         s, e, _, _ = line_range(ft, start, end)
         return (s, e) == (start, end)

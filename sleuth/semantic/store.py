@@ -24,6 +24,7 @@ import numpy as np
 from sleuth.semantic.encoder import Vectors
 from sleuth.workspace.sqlite_file import SqliteFile
 from sleuth.workspace.state_folder import make_state_dir
+from sleuth.workspace.text import whole_chars
 
 __all__ = ["IndexedChunk", "FileRow", "SemanticStore", "FILE_NAME", "FORMAT", "format_of"]
 
@@ -81,10 +82,9 @@ class FileRow:
         the file that cuts no UTF-8 character, the lines of that range, a kind that is a word
         and a title whose name is in the range (and whose container is in the file)."""
         starts = [0, *(m.end() for m in _NEWLINE.finditer(data))]
-        size = len(data)
         try:
             for c in self.chunks:
-                if not 0 <= c.start < c.end <= size or _cuts(data, c.start) or _cuts(data, c.end):
+                if c.start >= c.end or not whole_chars(data, c.start, c.end):
                     return False
                 if (c.line, c.end_line) != (
                     bisect_right(starts, c.start),
@@ -101,11 +101,6 @@ class FileRow:
         except (TypeError, AttributeError, UnicodeError):
             return False  # values of other types tell nothing
         return True
-
-
-def _cuts(data: bytes, at: int) -> bool:
-    """True when ``at`` falls inside a UTF-8 character of ``data``."""
-    return at < len(data) and (data[at] & 0xC0) == 0x80
 
 
 _KIND = re.compile(r"[a-z][a-z0-9_-]{0,39}")

@@ -12,13 +12,22 @@ from dataclasses import dataclass, field
 from itertools import accumulate
 from typing import Literal
 
-__all__ = ["FileText", "SNIPPET_MAX", "Encoding"]
+__all__ = ["FileText", "SNIPPET_MAX", "Encoding", "whole_chars"]
 
 SNIPPET_MAX = 256
 Encoding = Literal["utf-8", "utf-8-bom", "binary-safe"]
 
 
 _PLUS_ONE = (1).__add__
+
+
+def whole_chars(data: bytes, start: int, end: int) -> bool:
+    """Whether [start, end) lies inside ``data``, in order, and cuts no UTF-8 character: the
+    test a stored range (registry, graph, semantic index) passes before it is trusted
+    (docs/SAFETY.md#damaged-or-planted-state)."""
+    if not 0 <= start <= end <= len(data):
+        return False
+    return all(at == len(data) or data[at] & 0xC0 != 0x80 for at in (start, end))
 
 
 def _decode(raw: bytes) -> str:

@@ -305,7 +305,9 @@ def edits_of(
         pairs.extend(edit["changes"].items())
     elif edit.get("changes") is not None:
         raise _malformed("changes is not an object")
-    out: set[LspEdit] = set()
+    out: list[LspEdit] = []
+    replaced: set[LspEdit] = set()
+    stepped: set[str] = set()
     for uri, edits in pairs:
         rel = rel_of(uri)
         index = index_of(rel) if rel is not None else None
@@ -315,7 +317,18 @@ def edits_of(
                 "touch); rename only symbols declared in the workspace",
                 details={"reason": "outside_workspace"},
             )
+        if isinstance(doc_changes, list) and rel in stepped:
+            # LSP applies documentChanges one after another, so a second entry's positions
+            # are of the bytes the first one left: refused rather than applied to the old ones
+            raise _malformed(f"the edit changes {rel} in two steps")
+        stepped.add(rel)
         for rng, text in _text_edits(edits, index):
             start, end = index.range_to_bytes(rng, encoding)
-            out.add(LspEdit(rel, start, end, text))
-    return sorted(out)
+            e = LspEdit(rel, start, end, text)
+            if start < end:
+                if e in replaced:  # the same replacement twice changes the text once
+                    continue
+                replaced.add(e)
+            out.append(e)
+    # a stable sort: inserts at one position keep the array's order, as LSP says they appear
+    return sorted(out, key=lambda e: (e.path, e.start_byte, e.end_byte))

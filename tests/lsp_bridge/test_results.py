@@ -118,6 +118,33 @@ def test_document_changes_with_diff_hunks_annotations_and_snippets() -> None:
     ]
 
 
+def test_inserts_at_one_position_keep_the_array_order_and_all_apply() -> None:
+    # LSP: the order in the array defines the order the inserted strings appear in; two equal
+    # inserts are two insertions (a set collapsed them, a sort by text reordered them)
+    edit = {"changes": {"file:///ws/a.py": [{"range": rng(0, 0, 0, 0), "newText": "z"},
+                                            {"range": rng(0, 0, 0, 0), "newText": "a"},
+                                            {"range": rng(0, 0, 0, 0), "newText": "a"}]}}  # fmt: skip
+    assert edits_of(edit, rel_of, index_of, "utf-16") == [
+        LspEdit("a.py", 0, 0, "z"),
+        LspEdit("a.py", 0, 0, "a"),
+        LspEdit("a.py", 0, 0, "a"),
+    ]
+
+
+def test_the_same_replacement_twice_is_one() -> None:
+    once = {"range": rng(0, 0, 0, 1), "newText": "y"}
+    edit = {"changes": {"file:///ws/a.py": [once, dict(once)]}}
+    assert edits_of(edit, rel_of, index_of, "utf-16") == [LspEdit("a.py", 0, 1, "y")]
+
+
+def test_a_document_changed_in_two_steps_is_refused() -> None:
+    # the second step's positions are of the bytes the first left, not of the file sleuth holds
+    step = {"textDocument": {"uri": "file:///ws/a.py", "version": 1},
+            "edits": [{"range": rng(0, 0, 0, 1), "newText": "yy"}]}  # fmt: skip
+    with pytest.raises(Unsupported, match="two steps"):
+        edits_of({"documentChanges": [step, step]}, rel_of, index_of, "utf-16")
+
+
 def test_whole_file_replacement_is_clamped_to_the_current_bytes() -> None:
     edit = {"changes": {"file:///ws/b.py": [{"range": rng(0, 0, 99, 0), "newText": "new\n"}]}}
     assert edits_of(edit, rel_of, index_of, "utf-16") == [

@@ -30,6 +30,7 @@ from __future__ import annotations
 import os
 import stat
 import time
+from collections.abc import Iterator
 
 from sleuth.workspace.ignore_match import IgnoreLine, LineMatcher, View, is_empty, last_line
 from sleuth.workspace.wildmatch import wildmatch_to_regex
@@ -44,6 +45,7 @@ __all__ = [
     "parse_lines",
     "find_repo",
     "base_stack",
+    "outside_signature",
     "FolderLevels",
     "folder_levels",
     "ignored_name",
@@ -309,6 +311,28 @@ def _load_regular(rules: RulesCache, path: str) -> IgnoreRules | None:
     return rules.load(path, rules_key(st))
 
 
+def _outside_files(root: str, repo: tuple[str, str] | None) -> Iterator[tuple[str, str, str]]:
+    """(kind, path, lead) of every ignore file ``base_stack`` reads outside the root's own tree,
+    whether it exists or not: the repository's ``info/exclude``, then each folder above the root,
+    nearest first, with its ``.ignore`` and, where git's rule reads it, its ``.gitignore``."""
+    top = repo[0] if repo is not None else None
+    if repo is not None:
+        lead_top = "" if top == root else os.path.relpath(root, top).replace(os.sep, "/") + "/"
+        yield "exclude", os.path.join(repo[1], "info", "exclude"), lead_top
+    in_repo = top is not None and top != root
+    here = root
+    while True:
+        folder = os.path.dirname(here)
+        if folder == here:
+            return
+        here = folder
+        lead = os.path.relpath(root, folder).replace(os.sep, "/") + "/"
+        yield "ignore", os.path.join(folder, ".ignore"), lead
+        if top is None or in_repo:
+            yield "gitignore", os.path.join(folder, ".gitignore"), lead
+        in_repo = in_repo and folder != top
+
+
 def base_stack(root: str, rules: RulesCache) -> IgnoreStack:
     """The stack in force at the workspace root, before the root's own ignore files.
 
@@ -320,30 +344,32 @@ def base_stack(root: str, rules: RulesCache) -> IgnoreStack:
     that parent's folder (``/a/b`` in the parent of ``a/`` hides ``a/b``). Compiled through
     ``rules``.
     """
+    levels: dict[str, list[IgnoreLevel]] = {"exclude": [], "ignore": [], "gitignore": []}
+    for kind, path, lead in _outside_files(root, find_repo(root)):
+        found = _load_regular(rules, path)  # a FIFO planted as one is never opened
+        if found:
+            levels[kind].append(IgnoreLevel(found, 0, lead))
+    return IgnoreStack(
+        tuple(levels["ignore"]), tuple(levels["gitignore"]), tuple(levels["exclude"])
+    )
+
+
+def outside_signature(root: str) -> tuple[object, ...] | None:
+    """What the ignore files outside the root's tree are now (one ``stat`` each, absent ones
+    included, so one made there counts too). No watch reaches them, so a watching face keeps
+    its listings only while this is unchanged
+    (docs/SAFETY.md#what-a-watching-face-may-answer-late). None, equal to nothing, while one of
+    them changed in the last two seconds."""
     repo = find_repo(root)
-    top = repo[0] if repo is not None else None
-    exclude: tuple[IgnoreLevel, ...] = ()
-    if repo is not None:
-        lead_top = "" if top == root else os.path.relpath(root, top).replace(os.sep, "/") + "/"
-        info = rules.load(os.path.join(repo[1], "info", "exclude"))
-        if info:
-            exclude = (IgnoreLevel(info, 0, lead_top),)
-    dot_ignore: list[IgnoreLevel] = []
-    git_ignore: list[IgnoreLevel] = []
-    in_repo = top is not None and top != root
-    here = root
-    while True:  # the folders above the root, nearest first (the order levels are consulted)
-        folder = os.path.dirname(here)
-        if folder == here:
-            break
-        here = folder
-        lead = os.path.relpath(root, folder).replace(os.sep, "/") + "/"
-        di = _load_regular(rules, os.path.join(folder, ".ignore"))
-        if di:
-            dot_ignore.append(IgnoreLevel(di, 0, lead))
-        if top is None or in_repo:
-            gi = _load_regular(rules, os.path.join(folder, ".gitignore"))
-            if gi:
-                git_ignore.append(IgnoreLevel(gi, 0, lead))
-        in_repo = in_repo and folder != top
-    return IgnoreStack(tuple(dot_ignore), tuple(git_ignore), exclude)
+    now = time.time_ns()
+    out: list[object] = [repo]
+    for _kind, path, _lead in _outside_files(root, repo):
+        try:
+            key = rules_key(os.stat(path))
+        except OSError as exc:
+            out.append(exc.errno)
+            continue
+        if now - max(key[1], key[2]) <= _RACY_NS:
+            return None
+        out.append(key)
+    return tuple(out)

@@ -1,15 +1,11 @@
 """``Workspace``: one root folder and every rule about which of its files sleuth may touch.
 
-The workspace is the only layer that touches the disk for searches
-(docs/architecture.md#engines-never-touch-the-disk: "Engines never touch the disk directly"): it
-validates user paths (docs/faces.md#paths: ``invalid_path`` for anything that leaves the root
-lexically or through a symlink), cloaks denied paths (``not_found``, worded exactly like a
-missing path; both in ``path_checks.py``), lists files with git's ignore semantics (``walker.py``,
-``ignore.py``), reads and stamps contents through a warm cache (``reader.py``) and owns the state
-folder ``.sleuth/`` (``state_folder.py``).
-
-Paths going in may be any spelling ``validate_path`` accepts; paths coming out are always the
-canonical relative POSIX form.
+The only layer that touches the disk for searches
+(docs/architecture.md#engines-never-touch-the-disk): it validates user paths and cloaks denied
+ones (``path_checks.py``, docs/faces.md#paths), lists files with git's ignore semantics
+(``walker.py``, ``ignore.py``), reads and stamps contents through a warm cache (``reader.py``)
+and owns the state folder ``.sleuth/`` (``state_folder.py``). Paths going in may be any
+spelling ``validate_path`` accepts; paths coming out are always the canonical relative form.
 """
 
 from __future__ import annotations
@@ -26,7 +22,7 @@ from typing import Any
 from sleuth.errors import InvalidPath
 from sleuth.model import OnProgress, SkipCounts
 from sleuth.tuning import Tuning
-from sleuth.workspace.ignore import IgnoreStack, RulesCache, base_stack
+from sleuth.workspace.ignore import IgnoreStack, RulesCache, base_stack, outside_signature
 from sleuth.workspace.listing_filter import derive_listing, excludes_nothing, names_of
 from sleuth.workspace.listing_patch import patch_listings
 from sleuth.workspace.path_checks import (
@@ -92,6 +88,7 @@ class Workspace:
         self.cache = ContentCache()
         self._max_filesize_arg = max_filesize
         self._config_seen: ConfigSignature | None = config_signature(real)  # before the read
+        self._outside_seen = None if no_ignore else outside_signature(real)
         self._apply_config(load_config(real))
         self._watcher: ChangeWatcher | None = None
         self._own_changes = 0
@@ -183,7 +180,13 @@ class Workspace:
     def refresh_config(self, *, force: bool = False) -> None:
         """Re-read the configuration if a file of it changed (before every verb; ``force``: a
         watcher saw one), so a new deny glob cloaks at once (docs/SAFETY.md#cloaking-and-the-
-        root); ``InvalidPath`` (failing closed) when it can no longer be used."""
+        root); ``InvalidPath`` (failing closed) when it can no longer be used. Kept listings go
+        when an ignore file no watch reaches changed (docs/SAFETY.md#what-a-watching-face-may-answer-late)."""
+        if self.generation is not None and not self.no_ignore:
+            outside = outside_signature(self._root)
+            if outside is None or outside != self._outside_seen:
+                self._outside_seen = outside
+                self.note_changed()
         seen = config_signature(self._root)
         if not force and seen is not None and seen == self._config_seen:
             return

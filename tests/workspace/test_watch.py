@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -209,3 +211,37 @@ def test_a_binary_file_is_counted_unread_until_the_watcher_sees_it_change(
         text = ws.read("blob.bin", SkipCounts())
         assert text is not None and text.data == b"needle now text\n"
         assert wb.search("needle").to_json()["total"] == 2
+
+
+def _found(wb: Any) -> list[str]:
+    return sorted({m["path"] for m in wb.search("needle", context=0).to_json()["matches"]})
+
+
+def test_an_exclude_file_no_watch_reaches_is_seen_by_the_next_call(
+    make_workspace: MakeWorkspace,
+) -> None:
+    # ``.git/`` is never watched: the listing kept since the last call must not outlive a
+    # change of the repository's info/exclude
+    root = make_workspace({"a.txt": "needle\n", "b.txt": "needle\n"})
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    exclude = root / ".git" / "info" / "exclude"
+    exclude.parent.mkdir(parents=True, exist_ok=True)
+    with Workbench(root, watch=True, build_index=False, servers=False, tuning=SETTLED) as wb:
+        assert _wait(lambda: wb.workspace.generation is not None)
+        assert _found(wb) == ["a.txt", "b.txt"]
+        exclude.write_text("b.txt\n")
+        assert _found(wb) == ["a.txt"]
+        exclude.write_text("# nothing\n")
+        assert _found(wb) == ["a.txt", "b.txt"]
+
+
+def test_an_ignore_file_above_the_root_is_seen_by_the_next_call(tmp_path: Path) -> None:
+    root = tmp_path / "outer" / "ws"
+    root.mkdir(parents=True)
+    (root / "a.txt").write_text("needle\n")
+    (root / "b.txt").write_text("needle\n")
+    with Workbench(root, watch=True, build_index=False, servers=False, tuning=SETTLED) as wb:
+        assert _wait(lambda: wb.workspace.generation is not None)
+        assert _found(wb) == ["a.txt", "b.txt"]
+        (tmp_path / "outer" / ".ignore").write_text("/ws/b.txt\n")  # made where none was
+        assert _found(wb) == ["a.txt"]

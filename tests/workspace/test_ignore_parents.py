@@ -7,6 +7,7 @@ without git, docs/faces.md#which-files-are-searched); inside git, ``git ls-files
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -68,3 +69,19 @@ def test_escaped_trailing_slash_equals_rg(tmp_path: Path) -> None:
     listed = sleuth_listed(root)
     assert listed == rg_files(root, "--no-require-git")
     assert "e/foo" in listed and "foo/a" not in listed
+
+
+def test_a_fifo_planted_as_info_exclude_is_never_opened(tmp_path: Path) -> None:
+    # opening a FIFO blocks until someone writes it: a listing must not hang on one
+    write_tree(tmp_path, {"a.txt": "x"})
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    exclude = tmp_path / ".git" / "info" / "exclude"
+    exclude.parent.mkdir(parents=True, exist_ok=True)
+    exclude.unlink(missing_ok=True)
+    os.mkfifo(exclude)
+    code = "import sys; from sleuth.workspace.workspace import Workspace; "
+    code += "print(Workspace(sys.argv[1]).list_files().paths)"
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, timeout=60
+    )
+    assert out.stdout.strip() == "['a.txt']", out.stderr

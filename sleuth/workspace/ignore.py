@@ -52,6 +52,7 @@ __all__ = [
 ]
 
 _BOM = "\ufeff"
+_GITFILE_MAX = 4096  # a `.git` file or `commondir` holds one path
 
 
 def _trim_trailing_spaces(line: str) -> str:
@@ -280,16 +281,17 @@ def find_repo(root: str, max_up: int = 64) -> tuple[str, str] | None:
         if os.path.isfile(dotgit):
             try:
                 with open(dotgit, encoding="utf-8") as fh:
-                    first = fh.readline().strip()
+                    first = fh.readline(_GITFILE_MAX).strip()
             except (OSError, UnicodeDecodeError):
                 return None
             if not first.startswith("gitdir:"):
                 return None
             gitdir = os.path.join(here, first[len("gitdir:") :].strip())
             common = os.path.join(gitdir, "commondir")
-            try:
-                with open(common, encoding="utf-8") as fh:
-                    gitdir = os.path.join(gitdir, fh.read().strip())
+            try:  # the tree names this file: a FIFO there would block the open for ever
+                if stat.S_ISREG(os.stat(common).st_mode):
+                    with open(common, encoding="utf-8") as fh:
+                        gitdir = os.path.join(gitdir, fh.read(_GITFILE_MAX).strip())
             except (OSError, UnicodeDecodeError):
                 pass
             return here, os.path.normpath(gitdir)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 from sleuth.workspace.ignore import IgnoreRules, find_repo, parse_lines
@@ -85,3 +86,15 @@ def test_a_fifo_planted_as_info_exclude_is_never_opened(tmp_path: Path) -> None:
         [sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, timeout=60
     )
     assert out.stdout.strip() == "['a.txt']", out.stderr
+
+
+def test_a_worktree_gitfile_naming_a_fifo_commondir_is_never_opened(tmp_path: Path) -> None:
+    # a `.git` file arriving with the tree names its git dir, and that dir's commondir is read
+    write_tree(tmp_path, {"a.txt": "x", "trap/info/exclude": "a.txt\n"})
+    (tmp_path / ".git").write_text("gitdir: trap\n")
+    os.mkfifo(tmp_path / "trap" / "commondir")
+    found: list[object] = []
+    reader = threading.Thread(target=lambda: found.append(find_repo(str(tmp_path))), daemon=True)
+    reader.start()
+    reader.join(60)  # a regression blocks in open(): the daemon thread is left behind
+    assert found == [(str(tmp_path), str(tmp_path / "trap"))]

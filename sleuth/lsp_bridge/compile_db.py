@@ -15,12 +15,16 @@ Either way the index lands in ``.sleuth/clangd/.cache``, inside sleuth's state f
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from pathlib import Path
 from typing import Any
 
+from sleuth.errors import SleuthError
 from sleuth.workspace import Workspace
+from sleuth.workspace.rooted import read_file, read_regular, write_file
+from sleuth.workspace.state_folder import state_subdir
 
 __all__ = ["CLANGD_DIR", "SOURCE_EXTENSIONS", "HEADER_EXTENSIONS", "prepare_compile_db"]
 
@@ -32,22 +36,19 @@ HEADER_EXTENSIONS = {".h", ".hh", ".hpp", ".hxx", ".h++", ".ipp", ".inc"}
 PROJECT_DATABASES = ("compile_commands.json", "build/compile_commands.json")
 
 
-def _own_database(ws: Workspace) -> Path | None:
-    for rel in PROJECT_DATABASES:
-        path = ws.root / rel
-        if path.is_file():
-            return path
-    return None
+def _root_file(ws: Workspace, rel: str) -> str | None:
+    """A root file's text, reached as any file a search reads (no symlinked folder, no link out
+    of the root, never a FIFO); None when there is none such."""
+    try:
+        return read_regular(str(ws.root), rel).decode("utf-8", errors="replace")
+    except (OSError, SleuthError):
+        return None
 
 
 def _extra_flags(ws: Workspace) -> list[str]:
     """Flags of a root ``compile_flags.txt`` (one per line), which clangd would have read."""
-    path = ws.root / "compile_flags.txt"
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError):
-        return []
-    return [line.strip() for line in lines if line.strip()]
+    text = _root_file(ws, "compile_flags.txt") or ""
+    return [line.strip() for line in text.splitlines() if line.strip()]
 
 
 def generated_entries(ws: Workspace) -> list[dict[str, Any]]:
@@ -78,24 +79,26 @@ def generated_entries(ws: Workspace) -> list[dict[str, Any]]:
 
 
 def _write_if_changed(path: Path, text: str) -> None:
-    try:
-        if path.read_text(encoding="utf-8") == text:
+    # a planted .sleuth/clangd/ may hold symlinks or FIFOs by these names: neither is
+    # followed, and what is written is made anew beside the database, then renamed over it
+    with contextlib.suppress(OSError):
+        if read_file(path) == text.encode("utf-8"):
             return
-    except OSError:
-        pass
     tmp = path.with_suffix(".tmp")
-    tmp.write_text(text, encoding="utf-8")
+    write_file(tmp, text.encode("utf-8"))
     os.replace(tmp, path)
 
 
 def prepare_compile_db(ws: Workspace) -> Path:
     """Write ``.sleuth/clangd/compile_commands.json`` and return its folder (for clangd)."""
-    folder = ws.state_dir / CLANGD_DIR
-    folder.mkdir(parents=True, exist_ok=True)
-    own = _own_database(ws)
-    if own is not None:
-        text = own.read_text(encoding="utf-8", errors="replace")
-    else:
-        text = json.dumps(generated_entries(ws), indent=1) + "\n"
-    _write_if_changed(folder / "compile_commands.json", text)
+    folder = state_subdir(ws.state_dir, CLANGD_DIR)
+    # clangd writes its index under .cache/clangd/index here: each a real folder of ours
+    # (invalid_path otherwise), so no planted symlink sends those writes out of the root
+    index = folder
+    for name in (".cache", "clangd", "index"):
+        index = state_subdir(index, name)
+    own = next(filter(None, (_root_file(ws, rel) for rel in PROJECT_DATABASES)), None)
+    if own is None:
+        own = json.dumps(generated_entries(ws), indent=1) + "\n"
+    _write_if_changed(folder / "compile_commands.json", own)
     return folder

@@ -45,6 +45,7 @@ from sleuth.text_search.trigram_build import (
     build_postings,
 )
 from sleuth.text_search.trigram_postings import Postings, fid_bits_for
+from sleuth.workspace.rooted import read_file
 
 __all__ = ["TrigramIndex", "MAX_INDEXED_BYTES", "trigrams_of", "BuildPlan", "Progress"]
 
@@ -297,7 +298,7 @@ class TrigramIndex:
     def load(cls, path: Path) -> TrigramIndex | None:
         """Read a snapshot written by ``save``; None if missing, corrupt or from another version."""
         try:
-            raw = path.read_bytes()
+            raw = read_file(path)  # no FIFO opened, no symlink followed: .sleuth/ may be planted
             return cls._decode(raw)
         except Exception:  # a bad snapshot only costs a rebuild (docs/faces.md#state-sleuth)
             return None

@@ -221,6 +221,18 @@ def write_file(path: str | os.PathLike[str], data: bytes) -> None:
         os.close(fd)
 
 
+def read_file(path: str | os.PathLike[str]) -> bytes:
+    """The bytes of regular file ``path`` in a folder of sleuth's own (such as ``.sleuth``),
+    never following a symlink at its last component nor opening a FIFO (``OSError``): what is
+    there may have arrived with the tree (docs/SAFETY.md#damaged-or-planted-state)."""
+    folder, name = os.path.split(os.fspath(path))
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    try:
+        return read_in(fd, name)[0]
+    finally:
+        os.close(fd)
+
+
 def unlink_in(dir_fd: int, name: str) -> None:
     """Remove ``name`` from ``dir_fd`` if it is there."""
     with contextlib.suppress(FileNotFoundError):

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
+import threading
 from pathlib import Path
 
 import pytest
 
-from sleuth.errors import InvalidQuery, Unsupported
+from sleuth.errors import InvalidPath, InvalidQuery, Unsupported
 from sleuth.lsp_bridge import SERVERS, ServerPool, server_status
 from sleuth.lsp_bridge.compile_db import prepare_compile_db
 from sleuth.lsp_bridge.servers import language_of, resolve_spec
@@ -127,3 +129,51 @@ def test_the_projects_own_compile_database_is_copied(tmp_path: Path) -> None:
     root = write_tree(tmp_path, {"a.c": "int a;\n", "build/compile_commands.json": json.dumps(own)})
     folder = prepare_compile_db(Workspace(root))
     assert json.loads((folder / "compile_commands.json").read_text()) == own
+
+
+def test_a_planted_state_folder_never_sends_the_database_out_of_the_root(tmp_path: Path) -> None:
+    # .sleuth/ can arrive with the tree (docs/SAFETY.md#damaged-or-planted-state): a symlink at
+    # the temporary file's name wrote the database over the file it named
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n")
+    root = write_tree(tmp_path / "ws", {"a.c": "int a;\n", ".sleuth/.gitignore": "*\n"})
+    (root / ".sleuth" / "clangd").mkdir()
+    (root / ".sleuth" / "clangd" / "compile_commands.tmp").symlink_to(victim)
+    os.mkfifo(root / ".sleuth" / "clangd" / "compile_commands.json")  # never opened
+    made: list[Path] = []
+    ws = Workspace(root)
+    worker = threading.Thread(target=lambda: made.append(prepare_compile_db(ws)), daemon=True)
+    worker.start()
+    worker.join(60)  # a regression blocks in open(): the daemon thread is left behind
+    (folder,) = made
+    assert victim.read_text() == "precious\n"
+    entries = json.loads((folder / "compile_commands.json").read_text())
+    assert [Path(e["file"]).name for e in entries] == ["a.c"]
+
+
+def test_a_planted_symlink_where_clangd_writes_its_index_is_refused(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    root = write_tree(tmp_path / "ws", {"a.c": "int a;\n", ".sleuth/.gitignore": "*\n"})
+    (root / ".sleuth" / "clangd" / ".cache").mkdir(parents=True)
+    (root / ".sleuth" / "clangd" / ".cache" / "clangd").symlink_to(outside)
+    with pytest.raises(InvalidPath, match="symlink"):
+        prepare_compile_db(Workspace(root))
+    assert list(outside.iterdir()) == []
+
+
+def test_root_build_files_are_read_as_searched_files_are(tmp_path: Path) -> None:
+    # a FIFO never opened (it would hang the server's start), a link out of the root not read
+    secret = tmp_path / "secret.json"
+    secret.write_text('[{"directory": "/", "file": "/etc/x.c", "command": "cc"}]')
+    root = write_tree(tmp_path / "ws", {"a.c": "int a;\n"})
+    os.mkfifo(root / "compile_flags.txt")
+    (root / "compile_commands.json").symlink_to(secret)
+    made: list[Path] = []
+    ws = Workspace(root)
+    worker = threading.Thread(target=lambda: made.append(prepare_compile_db(ws)), daemon=True)
+    worker.start()
+    worker.join(60)
+    (folder,) = made
+    entries = json.loads((folder / "compile_commands.json").read_text())
+    assert [Path(e["file"]).name for e in entries] == ["a.c"]

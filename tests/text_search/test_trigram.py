@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import threading
 from pathlib import Path
 
 import pytest
@@ -162,3 +164,20 @@ def test_candidates_are_a_superset_of_true_matches(
         # narrowing is exact when every literal is one trigram long
         if all(len(lit) == 3 for g in literals for lit in g):
             assert found == truth
+
+
+def test_a_planted_fifo_or_symlink_is_no_snapshot(tmp_path: Path) -> None:
+    # .sleuth/ can arrive with the tree: a FIFO at the snapshot's name blocked every watching
+    # face's start in open(), and a symlink to /dev/zero would be read without end
+    fifo = tmp_path / "fifo.idx"
+    os.mkfifo(fifo)
+    link = tmp_path / "link.idx"
+    link.symlink_to("/dev/zero")
+    loaded: list[object] = []
+    worker = threading.Thread(
+        target=lambda: loaded.extend([TrigramIndex.load(fifo), TrigramIndex.load(link)]),
+        daemon=True,
+    )
+    worker.start()
+    worker.join(60)  # a regression blocks: the daemon thread is left behind
+    assert loaded == [None, None]

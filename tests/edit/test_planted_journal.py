@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -158,3 +159,25 @@ def test_the_no_follow_walk_refuses_paths_that_are_not_canonical(
     if head:
         with pytest.raises(InvalidPath):
             os.close(open_folder(str(root), head))
+
+
+def test_planted_reports_are_read_only_from_regular_files_of_sleuths_own(
+    make_workspace: MakeWorkspace, tmp_path: Path
+) -> None:
+    # a FIFO as a report blocked doctor for ever; a link sent it to read JSON outside the root
+    root = make_workspace({"a.py": "x\n"})
+    reports = root / ".sleuth" / recovery.RECOVERED_DIR
+    (reports / "fifo").mkdir(parents=True)
+    os.mkfifo(reports / "fifo" / "report.json")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "report.json").write_text('{"outside": true}')
+    (reports / "link").symlink_to(outside)
+    (reports / "real").mkdir()
+    (reports / "real" / "report.json").write_text('{"real": true}')
+    found: list[object] = []
+    reader = threading.Thread(target=lambda: found.append(recovery.recovered(Workspace(root))))
+    reader.daemon = True
+    reader.start()
+    reader.join(60)  # a regression blocks in open(): the daemon thread is left behind
+    assert found == [[{"real": True}]]

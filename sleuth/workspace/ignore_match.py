@@ -19,12 +19,22 @@ that the first alternative to match is the last matching line (``m.lastindex``).
 
 Git's rule "the last matching line decides" becomes: the highest line number any table or
 regex reports decides, ignored unless that line is a ``!`` re-include.
+
+A line with ``WILD_FROM`` or more unbounded repeats (``*a*b``) runs on RE2 instead, alone and
+only when the entry holds the line's longest literal: an ignore file arrives with the tree,
+and under Python's backtracking ``re`` such a line costs ``len(name) ** repeats`` on a name
+that almost matches (``*a*a*a*a*a*a*a*a*b`` and one file named ``a`` x 200 hung a listing for
+minutes, where git and rg answer at once).
 """
 
 from __future__ import annotations
 
+import contextlib
 import re
-from typing import NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+from sleuth.workspace.wildmatch import class_end
 
 __all__ = ["IgnoreLine", "LineMatcher", "View", "is_empty", "last_line"]
 
@@ -48,15 +58,77 @@ def _literal(glob: str) -> bool:
     return not (_SPECIAL & set(glob))
 
 
-def _alternation(
-    lines: list[tuple[int, str]],
-) -> tuple[re.Pattern[str] | None, tuple[int, ...]]:
-    """One regex over ``(line number, body)`` pairs and the line number of each group."""
-    if not lines:
-        return None, ()
-    ordered = sorted(lines, reverse=True)  # first alternative to match = last matching line
+WILD_FROM = 2
+"""Unbounded repeats (``[^/]*``, ``.*``) from which a line runs on RE2 (linear time)."""
+
+Wild = tuple[tuple[str, Callable[[str], bool], int], ...]
+"""Lines run on RE2: (a literal every match holds, its full match, line number)."""
+
+Alternation = tuple[re.Pattern[str] | None, tuple[int, ...], Wild | None]
+
+
+def _repeats(body: str) -> int:
+    # the translator's unbounded repeats are ``[^/]*`` and ``.*`` (a literal ``*``, ``.`` or
+    # ``]`` is escaped, so ``\*``, ``\.`` and ``\]`` never count)
+    return body.count("]*") + body.count(".*")
+
+
+def _longest_literal(glob: str) -> str:
+    """The longest run of literal characters in ``glob`` (escapes read), "" for none: a
+    substring of everything the line matches."""
+    best, run, i = "", "", 0
+    while i < len(glob):
+        c = glob[i]
+        if c == "\\" and i + 1 < len(glob):
+            run += glob[i + 1]
+            i += 2
+        elif c in "*?[":
+            best, run = max(best, run, key=len), ""
+            # a class ends where the translator says (``[[:digit:]]``, ``[]a]``)
+            i = class_end(glob, i) if c == "[" else i + 1
+        else:
+            run += c
+            i += 1
+    return max(best, run, key=len)
+
+
+def _linear(body: str) -> Callable[[str], bool]:
+    """RE2's full match of ``body``; on text UTF-8 cannot carry (lone surrogates from bytes
+    that were no UTF-8), the same on the bytes, one byte a character as git reads them."""
+    import re2  # deferred: few ignore files need it, and a cold CLI should not pay its import
+
+    options = re2.Options()
+    options.encoding = re2.Options.Encoding.LATIN1
+    raw = re2.compile(b"(?s)" + body.encode("utf-8", "surrogateescape"), options)
+    text: Any = None
+    with contextlib.suppress(re2.error, UnicodeError):
+        text = re2.compile("(?s)" + body)
+
+    def fullmatch(subject: str) -> bool:
+        if text is not None:
+            try:
+                return text.fullmatch(subject) is not None
+            except UnicodeError:
+                pass
+        return raw.fullmatch(subject.encode("utf-8", "surrogateescape")) is not None
+
+    return fullmatch
+
+
+def _alternation(lines: list[tuple[int, str, str]]) -> Alternation:
+    """One regex over ``(line number, glob, body)`` lines and the line number of each group,
+    and the lines run on RE2."""
+    tame = [(no, body) for no, _, body in lines if _repeats(body) < WILD_FROM]
+    wild = tuple(
+        (_longest_literal(glob), _linear(body), no)
+        for no, glob, body in sorted(lines, reverse=True)
+        if _repeats(body) >= WILD_FROM
+    )
+    if not tame:
+        return None, (), wild or None
+    ordered = sorted(tame, reverse=True)  # first alternative to match = last matching line
     pattern = "|".join(f"({body})" for _, body in ordered)
-    return re.compile(pattern, re.DOTALL), (0,) + tuple(n for n, _ in ordered)
+    return re.compile(pattern, re.DOTALL), (0,) + tuple(n for n, _ in ordered), wild or None
 
 
 Affixes = dict[str, tuple[tuple[str, int], ...]]
@@ -73,15 +145,17 @@ View = tuple[
     tuple[int, ...],
     re.Pattern[str] | None,
     tuple[int, ...],
+    Wild | None,
+    Wild | None,
 ]
 """What a ``LineMatcher`` asks for the entries of one folder: (names, extensions, prefixes,
 suffixes, literal paths, base-name regex and its line numbers, path regex and its line
-numbers); None = nothing there can match in that folder."""
+numbers, base-name and path lines on RE2); None = nothing there can match in that folder."""
 
 
 def is_empty(view: View) -> bool:
     """Nothing in ``view`` can match."""
-    return all(view[i] is None for i in (0, 1, 2, 3, 4, 5, 7))
+    return all(view[i] is None for i in (0, 1, 2, 3, 4, 5, 7, 9, 10))
 
 
 def _path_depth(glob: str) -> int | None:
@@ -104,6 +178,7 @@ class LineMatcher:
         "_path_dirs",
         "_base_re",
         "_base_no",
+        "_base_wild",
         "_by_depth",
         "_deep",
         "_compiled",
@@ -114,11 +189,11 @@ class LineMatcher:
         self._names: dict[str, int] = {}
         self._exts: dict[str, int] = {}
         self._paths: dict[str, int] = {}
-        base: list[tuple[int, str]] = []
+        base: list[tuple[int, str, str]] = []
         prefixes: dict[str, list[tuple[str, int]]] = {}  # by the first character
         suffixes: dict[str, list[tuple[str, int]]] = {}  # by the last character
-        self._by_depth: dict[int, list[tuple[int, str]]] = {}
-        self._deep: list[tuple[int, str]] = []
+        self._by_depth: dict[int, list[tuple[int, str, str]]] = {}
+        self._deep: list[tuple[int, str, str]] = []
         for no, line in lines:
             glob = line.glob
             if line.anchored:
@@ -126,9 +201,9 @@ class LineMatcher:
                 if _literal(glob):
                     self._paths[glob] = no
                 elif depth is None:
-                    self._deep.append((no, line.body))
+                    self._deep.append((no, glob, line.body))
                 else:
-                    self._by_depth.setdefault(depth, []).append((no, line.body))
+                    self._by_depth.setdefault(depth, []).append((no, glob, line.body))
             elif _literal(glob):
                 self._names[glob] = no
             elif glob.startswith("*.") and _literal(glob[2:]) and "." not in glob[2:]:
@@ -138,16 +213,16 @@ class LineMatcher:
             elif len(glob) > 1 and glob[-1] == "*" and _literal(glob[:-1]):
                 prefixes.setdefault(glob[0], []).append((glob[:-1], no))
             else:
-                base.append((no, line.body))
+                base.append((no, glob, line.body))
         # the folders (as "a/b/", "" at the top) that hold a literal path: elsewhere none can
         self._path_dirs = frozenset(
             p.rpartition("/")[0] + "/" if "/" in p else "" for p in self._paths
         )
         self._prefixes = {c: tuple(v) for c, v in prefixes.items()}
         self._suffixes = {c: tuple(v) for c, v in suffixes.items()}
-        self._base_re, self._base_no = _alternation(base)
+        self._base_re, self._base_no, self._base_wild = _alternation(base)
         # path regexes by the depth of the folder asking, each compiled on first use
-        self._compiled: dict[int, tuple[re.Pattern[str] | None, tuple[int, ...]]] = {}
+        self._compiled: dict[int, Alternation] = {}
 
     def __bool__(self) -> bool:
         return bool(
@@ -157,6 +232,7 @@ class LineMatcher:
             or self._suffixes
             or self._paths
             or self._base_re
+            or self._base_wild
             or self._by_depth
             or self._deep
         )
@@ -179,6 +255,8 @@ class LineMatcher:
             self._base_no,
             hit[0],
             hit[1],
+            self._base_wild,
+            hit[2],
         )
 
     def last_line(self, path: str, name: str) -> int:
@@ -189,7 +267,7 @@ class LineMatcher:
 def last_line(view: View, path: str, name: str) -> int:
     """The number of the last line of ``view`` matching ``path`` (base name ``name``; its
     folder is the one ``view`` was made for), 0 for none."""
-    names, exts, prefixes, suffixes, paths, base_re, base_no, path_re, path_no = view
+    names, exts, prefixes, suffixes, paths, base_re, base_no, path_re, path_no, bw, pw = view
     best = names.get(name, 0) if names is not None else 0
     if exts is not None:
         dot = name.rfind(".")
@@ -221,4 +299,10 @@ def last_line(view: View, path: str, name: str) -> int:
             no = path_no[m.lastindex or 0]
             if no > best:
                 best = no
+    for wild, subject in ((bw, name), (pw, path)):
+        if wild is not None:
+            for lit, fullmatch, no in wild:  # the last line first
+                if no > best and lit in subject and fullmatch(subject):
+                    best = no
+                    break
     return best

@@ -15,20 +15,58 @@ from sleuth.workspace.user_globs import NEVER
 
 __all__ = ["wildmatch_to_regex"]
 
+Ranges = list[tuple[int, int]]
+
 _POSIX_CLASSES: dict[str, str] = {
     "alnum": "a-zA-Z0-9",
     "alpha": "a-zA-Z",
-    "blank": " \\t",
-    "cntrl": "\\x00-\\x1f\\x7f",
+    "blank": " \t",
+    "cntrl": "\x00-\x1f\x7f",
     "digit": "0-9",
-    "graph": "\\x21-\\x7e",
+    "graph": "\x21-\x7e",
     "lower": "a-z",
-    "print": "\\x20-\\x7e",
-    "punct": "".join(re.escape(c) for c in "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"),
-    "space": " \\t\\n\\r\\f\\v",
+    "print": "\x20-\x7e",
+    "punct": "!-/:-@[-`{-~",
+    "space": " \t\n\r\f\v",
     "upper": "A-Z",
     "xdigit": "0-9A-Fa-f",
 }
+"""Each POSIX class as a class body of single characters and ``a-b`` ranges (unescaped)."""
+
+
+def _ranges(body: str) -> Ranges:
+    """``_POSIX_CLASSES`` body as code point ranges."""
+    out: Ranges = []
+    i = 0
+    while i < len(body):
+        if i + 2 < len(body) and body[i + 1] == "-":
+            out.append((ord(body[i]), ord(body[i + 2])))
+            i += 3
+        else:
+            out.append((ord(body[i]), ord(body[i])))
+            i += 1
+    return out
+
+
+def _class_body(ranges: Ranges) -> str:
+    """A regex class body (no brackets) for ``ranges``, read alike by ``re`` and RE2."""
+    out = []
+    for lo, hi in ranges:
+        out.append(re.escape(chr(lo)) if lo == hi else f"{re.escape(chr(lo))}-{re.escape(chr(hi))}")
+    return "".join(out)
+
+
+def _without_slash(ranges: Ranges) -> Ranges:
+    """``ranges`` less ``/`` (a class never matches it under ``WM_PATHNAME``): a class with no
+    lookahead, which RE2 (``ignore_match``'s linear lines) does not take."""
+    slash = ord("/")
+    out: Ranges = []
+    for lo, hi in ranges:
+        if lo <= slash <= hi:
+            out.extend(r for r in ((lo, slash - 1), (slash + 1, hi)) if r[0] <= r[1])
+        else:
+            out.append((lo, hi))
+    return out
 
 
 def _class_to_regex(pat: str, i: int) -> tuple[str | None, int]:
@@ -42,7 +80,7 @@ def _class_to_regex(pat: str, i: int) -> tuple[str | None, int]:
     if i < n and pat[i] in "!^":
         negated = True
         i += 1
-    items: list[str] = []
+    items: Ranges = []
     first = True
     while True:
         if i >= n:
@@ -55,13 +93,13 @@ def _class_to_regex(pat: str, i: int) -> tuple[str | None, int]:
         if c == "[" and pat.startswith("[:", i):
             end = pat.find(":]", i + 2)
             if end < 0:
-                items.append(re.escape(c))
+                items.append((ord(c), ord(c)))
                 i += 1
                 continue
             name = pat[i + 2 : end]
             if name not in _POSIX_CLASSES:
                 return None, n
-            items.append(_POSIX_CLASSES[name])
+            items.extend(_ranges(_POSIX_CLASSES[name]))
             i = end + 2
             continue
         if c == "\\":
@@ -80,15 +118,22 @@ def _class_to_regex(pat: str, i: int) -> tuple[str | None, int]:
                 hi = pat[i]
                 i += 1
             if lo <= hi:
-                items.append(f"{re.escape(lo)}-{re.escape(hi)}")
+                items.append((ord(lo), ord(hi)))
             continue
-        items.append(re.escape(lo))
-    body = "".join(items)
+        items.append((ord(lo), ord(lo)))
     if negated:
-        return f"[^/{body}]", i
+        return f"[^/{_class_body(items)}]", i
+    body = _class_body(_without_slash(items))
     if not body:
         return NEVER, i
-    return f"(?!/)[{body}]", i
+    return f"[{body}]", i
+
+
+def class_end(pat: str, i: int) -> int:
+    """The index after the bracket expression starting at ``pat[i] == '['`` (the end of the
+    pattern when git would abort the match there)."""
+    _cls, end = _class_to_regex(pat, i)
+    return end
 
 
 def wildmatch_to_regex(glob: str) -> str | None:

@@ -7,7 +7,9 @@ survivors so that a broken oracle cannot make a test pass vacuously.
 
 from __future__ import annotations
 
+import os
 import tempfile
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -17,6 +19,7 @@ from hypothesis import strategies as st
 from sleuth.workspace import Workspace
 
 from .conftest import git_init, git_listed, needs_git, sleuth_listed, write_tree
+from .test_ignore_parents import rg_files
 
 GitTree = Callable[..., Path]
 
@@ -225,6 +228,13 @@ PATTERNS = [
     "*/c.txt",
     "/a/b",
     "a/*/c.txt",
+    # two or more unbounded repeats: run on RE2 (ignore_match.WILD_FROM)
+    "*a*",
+    "*.t*t",
+    "!c*t*",
+    "[ab]*x*",
+    "**/a/**/c*t",
+    "a/*/*.*",
 ]
 
 files_strategy = st.lists(
@@ -269,3 +279,35 @@ def test_random_trees_equal_git(files: list[str], top: str, nested: str, where: 
         if (root / where).is_dir():
             (root / where / ".gitignore").write_text(nested + "\n", encoding="utf-8")
         assert sleuth_listed(root) == git_listed(root)
+
+
+def test_a_line_that_backtracks_without_end_is_answered_as_rg_answers_it(tmp_path: Path) -> None:
+    # an ignore file arrives with the tree: under a backtracking matcher this line and this name
+    # hung the listing for minutes; rg's automata answer at once (git's wildmatch backtracks
+    # too, so rg is the oracle here)
+    long = "a" * 200
+    root = tmp_path / "ws"
+    write_tree(
+        root,
+        {
+            long: "x",
+            long + "b": "x",
+            "d/" + long + ".c": "x",
+            "d/x" + long + "b.c": "x",
+            ".gitignore": "*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*b\nd/**/x*a*a*a*a*a*a*a*a*b*.c\n",
+        },
+    )
+    listed: list[list[str]] = []
+    lister = threading.Thread(target=lambda: listed.append(sleuth_listed(root)), daemon=True)
+    lister.start()
+    lister.join(120)  # a regression backtracks for minutes: the daemon thread is left behind
+    assert listed == [rg_files(root, "--no-require-git")]
+    assert long + "b" not in listed[0] and long in listed[0]
+
+
+@needs_git
+def test_lines_on_re2_equal_git_with_bytes_that_are_no_utf8(git_tree: GitTree) -> None:
+    # a line holding a byte that is no UTF-8 (read as a lone surrogate) cannot be RE2 text
+    gitignore = b"*\xff*x*\n*\xc3\xa9*x*\n*q*r*\n"
+    root = git_tree({".gitignore": gitignore, "\u00e9ax": "x", "ok": "x", "qzr": "x", "qz": "x"})
+    assert sleuth_listed(root) == git_listed(root) == [".gitignore", "ok", "qz"]

@@ -7,7 +7,6 @@ survivors so that a broken oracle cannot make a test pass vacuously.
 
 from __future__ import annotations
 
-import os
 import tempfile
 import threading
 from collections.abc import Callable

@@ -29,10 +29,10 @@ import numpy as np
 import xxhash
 
 from sleuth.semantic.chunks import Chunk, Decl, chunk_file
-from sleuth.semantic.encoder import TextEncoder, Vectors
-from sleuth.semantic.static import StaticEncoder
+from sleuth.semantic.encoder import VOCAB, TextEncoder, Vectors
+from sleuth.semantic.static import WORD_RANK_START, StaticEncoder
 from sleuth.semantic.store import FileRow, IndexedChunk, SemanticStore
-from sleuth.semantic.tokens import tokens
+from sleuth.semantic.tokens import Segmenter, tokens
 from sleuth.workspace import FileEntry, Workspace
 from sleuth.workspace.state_folder import STATE_DIR
 
@@ -94,8 +94,10 @@ def _digest(text: str) -> str:
     return xxhash.xxh3_64_hexdigest(text.encode("utf-8", "surrogatepass"))
 
 
-def _index_chunk(chunk: Chunk, digest: str, memo: dict[str, tuple[str, ...]]) -> IndexedChunk:
-    toks = tokens(f"{chunk.title} {chunk.title} {chunk.text}", memo=memo)
+def _index_chunk(
+    chunk: Chunk, digest: str, memo: dict[str, tuple[str, ...]], segmenter: Segmenter
+) -> IndexedChunk:
+    toks = tokens(f"{chunk.title} {chunk.title} {chunk.text}", memo=memo, segmenter=segmenter)
     return IndexedChunk(
         chunk.start,
         chunk.end,
@@ -130,6 +132,9 @@ class SemanticIndex:
         self._count = 0  # chunks
         self._matrix: _Matrix | None = None
         self._words: dict[str, tuple[str, ...]] = {}  # the tokens of each word seen (a memo)
+        self._segmenter = Segmenter(
+            VOCAB.read_text(encoding="utf-8").splitlines()[WORD_RANK_START:]
+        )
 
     # -- keeping up with the files ----------------------------------------------------------
 
@@ -246,7 +251,8 @@ class SemanticIndex:
         at = 0
         for row, chunks in fresh:
             row.chunks = [
-                _index_chunk(c, d, self._words) for c, d in zip(chunks, digests[at:], strict=False)
+                _index_chunk(c, d, self._words, self._segmenter)
+                for c, d in zip(chunks, digests[at:], strict=False)
             ]
             row.vectors = vectors[at : at + len(chunks)]
             at += len(chunks)
@@ -295,7 +301,7 @@ class SemanticIndex:
         if not owners:
             return []
         lexical = np.zeros(len(owners), dtype=np.float32)
-        terms = set(tokens(query, memo=self._words))
+        terms = set(tokens(query, memo=self._words, segmenter=self._segmenter))
         avg = self._length / self._count if self._count else 1.0
         bound = 0.0
         for term in terms:

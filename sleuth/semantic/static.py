@@ -18,7 +18,9 @@ vocabulary lists whole words roughly by frequency after its ~2k reserved and one
 entries: model2vec's Zipf weighting), and 0 for pieces with no letter or digit and for the
 reserved entries, so the brackets and underscores of code do not pull every chunk one way.
 Identifiers are cut at case changes and underscores before WordPiece (``getUserName`` ->
-``get User Name``), as the BM25 tokens are.
+``get User Name``), as the BM25 tokens are, and a glued compound into the vocabulary's words
+(``popitemlist`` -> ``pop item list``, ``tokens.Segmenter``), which WordPiece alone would cut
+into meaningless pieces.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ import numpy as np
 import numpy.typing as npt
 
 from sleuth.semantic.encoder import VOCAB, Encoder, Vectors
+from sleuth.semantic.tokens import Segmenter
 
 __all__ = [
     "StaticEncoder",
@@ -54,15 +57,25 @@ MAX_TOKENS = 512
 """Word pieces of a chunk that count: past it a chunk's mean hardly moves."""
 _SLICE = 128  # texts summed at once: bounds the (tokens x TABLE_DIM) temporary
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+_LETTERS = re.compile(r"[A-Za-z]{5,}")  # shorter runs are never cut (tokens.MIN_COMPOUND)
 
 Progress = Callable[[int, int], None]
 Forward = Callable[[npt.NDArray[np.int64]], Vectors]
 """Token ids (n,) -> their vectors (n, width): MiniLM run on each token alone."""
 
 
-def split_words(text: str) -> str:
-    """``getUserName(user_id)`` -> ``get User Name(user id)``: WordPiece then sees words."""
-    return _CAMEL.sub(" ", text).replace("_", " ")
+def split_words(text: str, segmenter: Segmenter | None = None) -> str:
+    """``getUserName(user_id)`` -> ``get User Name(user id)``: WordPiece then sees words; with
+    a ``segmenter``, ``popitemlist`` -> ``pop item list`` too."""
+    text = _CAMEL.sub(" ", text).replace("_", " ")
+    if segmenter is None:
+        return text
+
+    def cut(run: re.Match[str]) -> str:
+        words = segmenter.split(run.group(0).lower())
+        return " ".join(words) if words else run.group(0)
+
+    return _LETTERS.sub(cut, text)
 
 
 def cache_dir() -> Path:
@@ -148,6 +161,7 @@ class StaticEncoder:
         self._table: Vectors | None = None
         self._weights: npt.NDArray[np.float32] | None = None
         self._tokenizer: object = None
+        self._segmenter: Segmenter | None = None
 
     def _load(self) -> tuple[Vectors, npt.NDArray[np.float32]]:
         from tokenizers import BertWordPieceTokenizer
@@ -162,6 +176,7 @@ class StaticEncoder:
         tokenizer = BertWordPieceTokenizer(str(VOCAB), lowercase=True)
         tokenizer.enable_truncation(MAX_TOKENS)
         self._tokenizer = tokenizer
+        self._segmenter = Segmenter(vocab[WORD_RANK_START:])
         self._table, self._weights = table, token_weights(vocab)
         return self._table, self._weights
 
@@ -176,7 +191,7 @@ class StaticEncoder:
             else self._load()
         )
         for at in range(0, len(texts), _SLICE):
-            part = [split_words(t) for t in texts[at : at + _SLICE]]
+            part = [split_words(t, self._segmenter) for t in texts[at : at + _SLICE]]
             encoded = self._tokenizer.encode_batch(part, add_special_tokens=False)  # type: ignore[attr-defined]
             lengths = np.fromiter((len(e.ids) for e in encoded), np.int64, len(encoded))
             ids = np.fromiter(chain.from_iterable(e.ids for e in encoded), np.int64)

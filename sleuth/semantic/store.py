@@ -29,7 +29,7 @@ from sleuth.workspace.text import whole_chars
 __all__ = ["IndexedChunk", "FileRow", "SemanticStore", "FILE_NAME", "FORMAT", "format_of"]
 
 FILE_NAME = "semantic.sqlite3"
-FORMAT = 5
+FORMAT = 6
 """Bumped when what a row means changes; a file of another format is rebuilt."""
 
 

@@ -12,13 +12,20 @@ suffix stemmer (``cookies`` -> cooki, ``encoding``/``encoded``/``encode`` -> enc
 abbreviations code uses for prose words (``dictionary`` -> dict, ``argument`` -> arg,
 ``configuration`` -> config; ``ABBREVIATIONS``). Both were chosen on sdists that are not the
 benchmark's (docs/query.md#semantic-hybrid-retrieval).
+
+Some names glue words with no mark at all (``popitemlist``, ``setdefault``, ``readline``): a
+``Segmenter`` cuts such a lowercase run into the fewest words of a word list (the model's
+WordPiece vocabulary, ranked by frequency), when it is not a word itself; ``tokens`` then counts
+those words too, beside the whole.
 """
 
 from __future__ import annotations
 
+import math
 import re
+from collections.abc import Iterable
 
-__all__ = ["split_identifier", "stem", "tokens", "ABBREVIATIONS", "MAX_TOKENS"]
+__all__ = ["split_identifier", "stem", "tokens", "Segmenter", "ABBREVIATIONS", "MAX_TOKENS"]
 
 MAX_TOKENS = 4096
 """Tokens counted per chunk: past it a chunk is long enough that more words change nothing."""
@@ -167,7 +174,59 @@ def split_identifier(name: str) -> list[str]:
     return [p.lower() for p in _PARTS.findall(name)]
 
 
-def _word_tokens(word: str) -> tuple[str, ...]:
+MEMO_WORDS = 200_000
+"""Words a ``tokens`` memo keeps before it starts over (a long-running index's vocabulary)."""
+SHORT_WORDS = frozenset(["to", "is", "as", "at", "by", "in", "on", "of", "id", "io", "os", "ip"])
+"""Two-letter words a compound may hold (``tobytes``, ``isinstance``); shorter pieces of the
+list are left out, or every long name would split into fragments."""
+MIN_COMPOUND = 5
+MAX_PARTS = 4
+
+
+class Segmenter:
+    """Cuts a lowercase compound into the words of a ranked word list (``words``: most frequent
+    first): the fewest words, then the most frequent; None when the run is a word of the list,
+    shorter than ``MIN_COMPOUND`` letters, or does not split into 2 to ``MAX_PARTS`` words.
+    Keeps a memo of the runs it has cut (owned by whoever owns the segmenter)."""
+
+    def __init__(self, words: Iterable[str]) -> None:
+        self._cost: dict[str, float] = {}
+        for rank, word in enumerate(words):
+            if word.isascii() and word.isalpha() and (len(word) >= 3 or word in SHORT_WORDS):
+                self._cost.setdefault(word, math.log(rank + 10))
+        self._longest = max(map(len, self._cost), default=0)
+        self._memo: dict[str, tuple[str, ...] | None] = {}
+
+    def split(self, run: str) -> tuple[str, ...] | None:
+        """``popitemlist`` -> (pop, item, list); ``password`` (a word) -> None."""
+        found = self._memo.get(run, ())
+        if found != ():
+            return found
+        if len(self._memo) > MEMO_WORDS:
+            self._memo.clear()
+        found = self._memo[run] = self._cut(run)
+        return found
+
+    def _cut(self, run: str) -> tuple[str, ...] | None:
+        if len(run) < MIN_COMPOUND or run in self._cost or not (run.isascii() and run.isalpha()):
+            return None
+        # best[i]: (words, cost, the words) of the best cut of run[:i]
+        best: list[tuple[int, float, tuple[str, ...]] | None] = [None] * (len(run) + 1)
+        best[0] = (0, 0.0, ())
+        for end in range(1, len(run) + 1):
+            for start in range(max(0, end - self._longest), end):
+                before, cost = best[start], self._cost.get(run[start:end])
+                if before is None or cost is None:
+                    continue
+                cand = (before[0] + 1, before[1] + cost, (*before[2], run[start:end]))
+                now = best[end]
+                if now is None or cand[:2] < now[:2]:
+                    best[end] = cand
+        cut = best[-1]
+        return cut[2] if cut is not None and 2 <= cut[0] <= MAX_PARTS else None
+
+
+def _word_tokens(word: str, segmenter: Segmenter | None = None) -> tuple[str, ...]:
     parts = split_identifier(word)
     out = []
     for part in parts:
@@ -175,22 +234,28 @@ def _word_tokens(word: str) -> tuple[str, ...]:
             common = _common_form(part)
             if common not in _STOP:
                 out.append(common)
+        pieces = segmenter.split(part) if segmenter is not None else None
+        for piece in pieces or ():
+            if piece not in _STOP:
+                common = _common_form(piece)
+                if common not in _STOP:
+                    out.append(common)
     whole = word.lower().strip("_")
     if len(parts) > 1 and len(whole) > 2:
         out.append(_common_form(whole.replace("_", "")))
     return tuple(out)
 
 
-MEMO_WORDS = 200_000
-"""Words a ``tokens`` memo keeps before it starts over (a long-running index's vocabulary)."""
-
-
 def tokens(
-    text: str, limit: int = MAX_TOKENS, memo: dict[str, tuple[str, ...]] | None = None
+    text: str,
+    limit: int = MAX_TOKENS,
+    memo: dict[str, tuple[str, ...]] | None = None,
+    segmenter: Segmenter | None = None,
 ) -> list[str]:
     """The BM25 tokens of ``text`` in order, at most ``limit`` of them. ``memo`` (the caller's,
-    kept across calls) holds each word's tokens: code repeats its words, and splitting and
-    stemming each occurrence again was most of an index build's tokenizing."""
+    kept across calls, always with the same ``segmenter``) holds each word's tokens: code
+    repeats its words, and splitting and stemming each occurrence again was most of an index
+    build's tokenizing. ``segmenter``: also count the words of glued compounds."""
     if memo is None:
         memo = {}
     elif len(memo) > MEMO_WORDS:
@@ -199,7 +264,7 @@ def tokens(
     for word in _WORD.findall(text):
         found = memo.get(word)
         if found is None:
-            found = memo[word] = _word_tokens(word)
+            found = memo[word] = _word_tokens(word, segmenter)
         out.extend(found)
         if len(out) >= limit:
             return out[:limit]

@@ -24,6 +24,7 @@ from sleuth.semantic.static import (
     token_weights,
 )
 from sleuth.semantic.store import FILE_NAME, FileRow, IndexedChunk, SemanticStore, format_of
+from sleuth.semantic.tokens import Segmenter
 
 WIDTH = 300
 
@@ -50,6 +51,9 @@ def _encoder(tmp_path: Path, model: FakeModel, **kw: Any) -> StaticEncoder:
 def test_split_words_cuts_identifiers() -> None:
     assert split_words("getUserName(user_id)") == "get User Name(user id)"
     assert split_words("HTTPServer") == "HTTP Server"
+    seg = Segmenter(["pop", "item", "list"])
+    assert split_words("x.popitemlist(Popitemlist)", seg) == "x.pop item list(pop item list)"
+    assert split_words("x.popitemlist()") == "x.popitemlist()"
 
 
 def test_token_weights_zero_reserved_and_punctuation() -> None:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from sleuth.semantic import chunk_file, split_identifier, tokens
 from sleuth.semantic.chunks import MAX_CHUNKS, WINDOW_BYTES, WINDOW_LINES
-from sleuth.semantic.tokens import ABBREVIATIONS, stem
+from sleuth.semantic.encoder import VOCAB
+from sleuth.semantic.static import WORD_RANK_START
+from sleuth.semantic.tokens import ABBREVIATIONS, Segmenter, stem
 
 
 def test_split_identifier_cuts_case_underscores_and_digits() -> None:
@@ -19,6 +21,23 @@ def test_tokens_keep_the_compound_and_drop_noise() -> None:
     assert toks == ["get", "user", "name", "getusernam"]  # stemmed: the final e goes
     assert tokens("a b c") == []
     assert len(tokens("word " * 10_000, limit=50)) == 50
+
+
+def test_glued_compounds_are_cut_into_words() -> None:
+    """``popitemlist`` is the name of "pop an (item, list) pair": its words count too."""
+    seg = Segmenter(["set", "default", "item", "pop", "list", "read", "line", "password", "to"])
+    assert seg.split("popitemlist") == ("pop", "item", "list")
+    assert seg.split("setdefault") == ("set", "default")
+    assert seg.split("password") is None  # a word of the list stays whole
+    assert seg.split("pop") is None and seg.split("xyzzyplugh") is None
+    assert seg.split("readlineitemsetpop") is None  # more than four words: a name, not a compound
+    toks = tokens("def popitemlist(self)", segmenter=seg)
+    assert toks == ["popitemlist", "pop", "item", "list"]
+    assert tokens("def popitemlist(self)") == ["popitemlist"]  # no segmenter: as before
+    real = Segmenter(VOCAB.read_text(encoding="utf-8").splitlines()[WORD_RANK_START:])
+    assert real.split("setdefault") == ("set", "default")
+    assert real.split("readline") == ("read", "line")
+    assert real.split("password") is None
 
 
 def test_prose_and_code_spellings_meet_in_one_token() -> None:

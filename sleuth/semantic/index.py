@@ -5,10 +5,16 @@ as is; one whose stat moved is read through the workspace and re-chunked only if
 changed; a file that is gone, binary or too large now leaves the index. Re-chunked files are
 embedded in batches (``progress`` is told how far) and written to the store in one transaction.
 
-``search`` scores every chunk: BM25 (k1 = 1.2, b = 0.75) over identifier-split tokens, divided by
-its upper bound for the query (each term's ``idf * (k1 + 1)``), so it lies in [0, 1) whatever
-the corpus; and the cosine of the chunk's vector with the query's, clipped at 0. The score is
-``alpha * dense + (1 - alpha) * bm25``, in [0, 1]; ``alpha`` 1 is dense alone, 0 BM25 alone.
+``search`` scores every chunk with two parts in [0, 1]. The lexical part is BM25 (k1 = 1.2,
+b = 0.75) over identifier-split tokens, divided by its upper bound for the query (each term's
+``idf * (k1 + 1)``), so it lies in [0, 1) whatever the corpus, mixed with ``HEAD_WEIGHT`` of the
+share of the query's idf found in the chunk's first line (a declaration's name and parameters).
+The dense part is the cosine of the chunk's vector with the query's, clipped at 0, mixed with
+``NAME_WEIGHT`` of the cosine of the vector of its ``kind title`` alone: a name that says what
+the query says is worth more than the same words somewhere in a body (both weights chosen on
+sdists that are not the benchmark's, docs/query.md#semantic-hybrid-retrieval). The score is
+``alpha * dense + (1 - alpha) * lexical``, in [0, 1]; ``alpha`` 1 is dense alone, 0 lexical
+alone.
 A chunk of test code (``TEST_PATH``) scores ``TEST_WEIGHT`` of that unless the query speaks of
 tests: a test shares its subject's words and names (``test_iri_to_uri`` beside ``iri_to_uri``)
 and would otherwise outrank the code a description is about. Hits below ``threshold`` are dropped; order is score descending, then path, then position.
@@ -45,6 +51,8 @@ __all__ = [
     "K1",
     "B",
     "TITLE_WEIGHT",
+    "HEAD_WEIGHT",
+    "NAME_WEIGHT",
     "TEST_WEIGHT",
     "TEST_PATH",
 ]
@@ -55,6 +63,8 @@ TITLE_WEIGHT = 4
 name of three words would otherwise weigh as little as three of a body's hundred."""
 K1 = 1.2
 B = 0.75
+HEAD_WEIGHT = 0.2
+NAME_WEIGHT = 0.2
 TEST_WEIGHT = 0.8
 TEST_PATH = re.compile(
     r"(^|/)(tests?|testing)/|(^|/)test_[^/]*$|_tests?\.[^/.]+$|(^|/)conftest\.py$"
@@ -90,6 +100,10 @@ def _embed_text(chunk: Chunk) -> str:
     return head + chunk.text
 
 
+def _name_text(chunk: Chunk) -> str:
+    return f"{chunk.kind} {chunk.title}" if chunk.title else ""
+
+
 def _digest(text: str) -> str:
     return xxhash.xxh3_64_hexdigest(text.encode("utf-8", "surrogatepass"))
 
@@ -98,6 +112,7 @@ def _index_chunk(
     chunk: Chunk, digest: str, memo: dict[str, tuple[str, ...]], segmenter: Segmenter
 ) -> IndexedChunk:
     toks = tokens(f"{chunk.title} {chunk.title} {chunk.text}", memo=memo, segmenter=segmenter)
+    first = chunk.text.split("\n", 1)[0]
     return IndexedChunk(
         chunk.start,
         chunk.end,
@@ -108,12 +123,13 @@ def _index_chunk(
         dict(Counter(toks)),
         len(toks),
         digest,
+        frozenset(tokens(first, memo=memo, segmenter=segmenter)),
     )
 
 
 _Matrix = tuple[Vectors, list[tuple[str, int]], dict[str, int], "np.ndarray[Any, Any]"]
-"""Every chunk's vector, its (path, position), where each file's chunks start, and which
-chunks are test code."""
+"""Every chunk's two vectors side by side (its text's, its name's), its (path, position), where
+each file's chunks start, and which chunks are test code."""
 
 
 class SemanticIndex:
@@ -122,7 +138,8 @@ class SemanticIndex:
     def __init__(self, ws: Workspace, encoder: TextEncoder | None = None) -> None:
         self.ws = ws
         self.encoder: TextEncoder = encoder or StaticEncoder()
-        self._store = SemanticStore(ws.root / STATE_DIR, self.encoder.model_id, self.encoder.dim)
+        dim = self.encoder.dim
+        self._store = SemanticStore(ws.root / STATE_DIR, self.encoder.model_id, 2 * dim)
         self._rows: dict[str, FileRow] | None = None
         self._df: Counter[str] = Counter()
         # term -> path -> positions of that file's chunks holding it: a query walks only the
@@ -233,16 +250,19 @@ class SemanticIndex:
             old = rows.get(row.path)
             if old is not None:
                 known.update((c.digest, v) for c, v in zip(old.chunks, old.vectors, strict=True))
-        texts = [_embed_text(c) for _, chunks in fresh for c in chunks]
+        every = [c for _, chunks in fresh for c in chunks]
+        texts = [_embed_text(c) for c in every]
         digests = [_digest(t) for t in texts]
         missing = [i for i, d in enumerate(digests) if d not in known]  # only new text is encoded
-        vectors = np.zeros((len(texts), self.encoder.dim), dtype=np.float32)
+        dim = self.encoder.dim
+        vectors = np.zeros((len(texts), 2 * dim), dtype=np.float32)
         step = max(self.encoder.batch * 8, 1)
         if progress is not None and missing:
             progress(0, len(missing))  # the step starts: a face may show it
         for at in range(0, len(missing), step):
             part = missing[at : at + step]
-            vectors[part] = self.encoder.encode([texts[i] for i in part])
+            vectors[part, :dim] = self.encoder.encode([texts[i] for i in part])
+            vectors[part, dim:] = self.encoder.encode([_name_text(every[i]) for i in part])
             if progress is not None:
                 progress(min(at + step, len(missing)), len(missing))
         for i, d in enumerate(digests):
@@ -277,7 +297,7 @@ class SemanticIndex:
                 first[p] = at
                 at += len(row.chunks)
             parts = [row.vectors for row in rows.values() if len(row.chunks)]
-            dim = self.encoder.dim
+            dim = 2 * self.encoder.dim
             matrix = np.concatenate(parts) if parts else np.zeros((0, dim), dtype=np.float32)
             tests = np.fromiter(
                 (TEST_PATH.search(p) is not None for p, _ in owners), dtype=bool, count=len(owners)
@@ -301,15 +321,16 @@ class SemanticIndex:
         if not owners:
             return []
         lexical = np.zeros(len(owners), dtype=np.float32)
+        head = np.zeros(len(owners), dtype=np.float32)  # idf of the query found in first lines
         terms = set(tokens(query, memo=self._words, segmenter=self._segmenter))
         avg = self._length / self._count if self._count else 1.0
-        bound = 0.0
+        total = 0.0
         for term in terms:
             df = self._df.get(term, 0)
             if df <= 0:
                 continue
             idf = math.log(1 + (self._count - df + 0.5) / (df + 0.5))
-            bound += idf * (K1 + 1)
+            total += idf
             for path, where in self._postings.get(term, {}).items():
                 chunks, base = rows[path].chunks, first[path]
                 for i in where:
@@ -317,12 +338,19 @@ class SemanticIndex:
                     tf = c.terms[term]
                     norm = K1 * (1 - B + B * c.length / avg)
                     lexical[base + i] += idf * tf * (K1 + 1) / (tf + norm)
-        if bound > 0:
-            lexical /= bound
+                    if term in c.head:
+                        head[base + i] += idf
+        if total > 0:
+            lexical /= total * (K1 + 1)
+            lexical += HEAD_WEIGHT * head / np.float32(total)
+            lexical /= 1 + HEAD_WEIGHT
         dense = np.zeros(len(owners), dtype=np.float32)
         if alpha > 0:
             q = self.encoder.encode([query])[0]
-            dense = np.clip(matrix @ q, 0.0, 1.0)
+            dim = self.encoder.dim
+            # each row is [text | name]: one pass over the matrix gives both cosines
+            both = np.clip(matrix.reshape(-1, dim) @ q, 0.0, 1.0).reshape(-1, 2)
+            dense = (both[:, 0] + NAME_WEIGHT * both[:, 1]) / (1 + NAME_WEIGHT)
         fused = np.clip(alpha * dense + (1 - alpha) * lexical, 0.0, 1.0)
         if not terms & _TEST_TERMS:
             fused[tests] *= TEST_WEIGHT

@@ -1,8 +1,9 @@
 """The semantic index file (``.sleuth/semantic.sqlite3``): chunks and vectors per file.
 
 One row per indexed file: its stat signature (size, mtime_ns) and stamp as last indexed, its
-chunks (``marshal``-ed tuples: range, lines, kind, title, term counts, length, text digest)
-and its vectors (float16, the encoder's ``dim`` per chunk). A sync rewrites only the rows of files whose stamp changed and
+chunks (``marshal``-ed tuples: range, lines, kind, title, term counts, length, text digest,
+first line's terms) and its vectors (float16, ``dim`` per chunk: the index stores two of the
+encoder's vectors a chunk, its text's and its name's). A sync rewrites only the rows of files whose stamp changed and
 deletes the rows of files that went away, in one transaction. It is a cache: a missing,
 corrupt, or other-version file (format, or the encoder's ``model_id``: vectors of two models are
 never compared) loads as empty and is rebuilt; ``.sleuth/`` may
@@ -62,6 +63,8 @@ class IndexedChunk:
     digest: str = ""
     """A hash of the text the chunk's vector was made from: a re-indexed file reuses the
     vectors of its chunks whose text did not change."""
+    head: frozenset[str] = frozenset()
+    """The terms of its first line (a declaration's signature: its name and parameters)."""
 
 
 @dataclass
@@ -110,7 +113,18 @@ _NEWLINE = re.compile(b"\n")
 def _pack(row: FileRow) -> tuple[bytes, bytes]:
     chunks = marshal.dumps(
         [
-            (c.start, c.end, c.line, c.end_line, c.kind, c.title, c.terms, c.length, c.digest)
+            (
+                c.start,
+                c.end,
+                c.line,
+                c.end_line,
+                c.kind,
+                c.title,
+                c.terms,
+                c.length,
+                c.digest,
+                c.head,
+            )
             for c in row.chunks
         ]
     )

@@ -272,3 +272,31 @@ def test_test_code_ranks_below_the_code_it_tests_unless_asked_for(make_workspace
     fused = 0.5 * test_hit.dense + 0.5 * test_hit.bm25
     assert abs(test_hit.score - round(fused * sleuth.semantic.index.TEST_WEIGHT, 6)) < 1e-5
     index.close()
+
+
+def test_first_line_and_name_weigh_more_than_the_body(make_workspace: Any) -> None:
+    """The same words in a signature count more than in a body (``HEAD_WEIGHT``), and the
+    dense part mixes the cosine of the chunk's name (``NAME_WEIGHT``)."""
+    from sleuth.semantic.index import NAME_WEIGHT
+
+    root = make_workspace(
+        {"a.py": "def load(user, name):\n    pass\n", "b.py": "def load(a, b):\n    user, name\n"}
+    )
+    ws = Workspace(root)
+    index = SemanticIndex(ws)
+    index.sync(ws.list_files().files, decls_of)
+    lexical = index.search("user name", limit=2, alpha=0.0)
+    assert [h.path for h in lexical] == ["a.py", "b.py"] and lexical[0].bm25 > lexical[1].bm25
+    hit = index.search("read the users", limit=1, alpha=1.0, paths={"b.py"})[0]
+    q, text, name = index.encoder.encode(
+        [
+            "read the users",
+            "function load\n" * 4 + "def load(a, b):\n    user, name",
+            "function load",
+        ]
+    )
+    expected = (max(float(q @ text), 0.0) + NAME_WEIGHT * max(float(q @ name), 0.0)) / (
+        1 + NAME_WEIGHT
+    )
+    assert hit.dense == pytest.approx(expected, abs=2e-3)  # the vectors are stored as float16
+    index.close()

@@ -15,8 +15,9 @@ benchmark's (docs/query.md#semantic-hybrid-retrieval).
 
 Some names glue words with no mark at all (``popitemlist``, ``setdefault``, ``readline``): a
 ``Segmenter`` cuts such a lowercase run into the fewest words of a word list (the model's
-WordPiece vocabulary, ranked by frequency), when it is not a word itself; ``tokens`` then counts
-those words too, beside the whole.
+WordPiece vocabulary, ranked by frequency, and the short forms of ``ABBREVIATIONS``: ``iter``,
+``attr``), when it is not a word itself, its last word maybe inflected (``uppercased``);
+``tokens`` then counts those words too, beside the whole.
 """
 
 from __future__ import annotations
@@ -180,6 +181,9 @@ SHORT_WORDS = frozenset(["to", "is", "as", "at", "by", "in", "on", "of", "id", "
 """Two-letter words a compound may hold (``tobytes``, ``isinstance``); shorter pieces of the
 list are left out, or every long name would split into fragments."""
 MIN_COMPOUND = 5
+INFLECTIONS = ("s", "es", "d", "ed", "ing")
+CODE_WORD_RANK = 5000
+"""The rank an abbreviation (``ABBREVIATIONS``' short forms) takes in a ``Segmenter``'s list."""
 MAX_PARTS = 4
 
 
@@ -194,6 +198,8 @@ class Segmenter:
         for rank, word in enumerate(words):
             if word.isascii() and word.isalpha() and (len(word) >= 3 or word in SHORT_WORDS):
                 self._cost.setdefault(word, math.log(rank + 10))
+        for short in ABBREVIATIONS.values():  # code's own words: ``iteritems``, ``getattr``
+            self._cost.setdefault(short, math.log(CODE_WORD_RANK + 10))
         self._longest = max(map(len, self._cost), default=0)
         self._memo: dict[str, tuple[str, ...] | None] = {}
 
@@ -210,6 +216,15 @@ class Segmenter:
     def _cut(self, run: str) -> tuple[str, ...] | None:
         if len(run) < MIN_COMPOUND or run in self._cost or not (run.isascii() and run.isalpha()):
             return None
+        found = self._words_of(run)
+        for suffix in INFLECTIONS if found is None else ():
+            # ``uppercased``: the list has "case", not every inflected form of it
+            stem = self._words_of(run[: -len(suffix)]) if run.endswith(suffix) else None
+            if stem is not None:
+                return (*stem[:-1], stem[-1] + suffix)
+        return found
+
+    def _words_of(self, run: str) -> tuple[str, ...] | None:
         # best[i]: (words, cost, the words) of the best cut of run[:i]
         best: list[tuple[int, float, tuple[str, ...]] | None] = [None] * (len(run) + 1)
         best[0] = (0, 0.0, ())

@@ -38,6 +38,8 @@ def test_glued_compounds_are_cut_into_words() -> None:
     assert real.split("setdefault") == ("set", "default")
     assert real.split("readline") == ("read", "line")
     assert real.split("password") is None
+    assert real.split("uppercased") == ("upper", "cased")  # an inflected last word
+    assert real.split("iteritems") == ("iter", "items")  # code's abbreviations are words
 
 
 def test_prose_and_code_spellings_meet_in_one_token() -> None:

@@ -9,6 +9,8 @@ functions nested in functions left out) whose docstring's first sentence has at 
 function (path, first decorator or ``def`` line to its last line). A sentence shared by two
 functions is dropped (no single answer). At most ``--per-sdist`` (150) queries per sdist are
 kept, the first by sha1 of ``path:qualname`` (deterministic, not chosen by outcome).
+``--dev`` builds the same queries from five other sdists (``DEV_SDISTS``: werkzeug, jinja2,
+urllib3, flask, attrs), the development set on which the ranking's choices are made.
 
 **Indexed copy.** Every ``.py`` file of the sdist (package, tests, docs config; no other files,
 so no ``.rst`` copy of a docstring) with all docstrings (module, class, function) replaced by
@@ -79,7 +81,7 @@ from benchmarks.tools import find_tool
 if TYPE_CHECKING:
     from sleuth.api import Workbench
 
-__all__ = ["Query", "strip_source", "build_queries", "main"]
+__all__ = ["Query", "strip_source", "build_queries", "main", "DEV_SDISTS"]
 
 MIN_WORDS = 4
 K = 10
@@ -146,6 +148,16 @@ STOPWORDS = frozenset(
     ]
 )
 Range = tuple[str, int, int]  # path, first line, last line (1-based, inclusive)
+DEV_SDISTS: tuple[Sdist, ...] = (
+    Sdist("werkzeug", "3.0.4", "src/werkzeug"),
+    Sdist("jinja2", "3.1.4", "src/jinja2"),
+    Sdist("urllib3", "2.2.3", "src/urllib3"),
+    Sdist("flask", "3.0.3", "src/flask"),
+    Sdist("attrs", "24.2.0", "src/attr"),
+)
+"""``--dev``: the development set, which shares no sdist with the benchmark's. Every choice of
+the engine's ranking (weights, stemmer, segmenter) is made on these, the benchmark is then
+run once to report."""
 
 
 # -- stripping ---------------------------------------------------------------------------------
@@ -751,6 +763,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--per-sdist", type=int, default=150, help="queries per sdist (cap)")
     ap.add_argument("--warm", type=int, default=50, help="warm MCP-shape queries per sdist")
     ap.add_argument("--only", action="append", help="sdist name (repeatable)")
+    ap.add_argument(
+        "--dev",
+        action="store_true",
+        help="the development set (werkzeug, jinja2, urllib3, flask, attrs) instead of the"
+        " benchmark's sdists: where ranking choices are made",
+    )
     ap.add_argument("--django-files", type=int, default=0, help="Django subset; 0 = all; -1 = skip")
     ap.add_argument("--encoder", choices=("static", "minilm"), default="static")
     ap.add_argument("--markdown", action="store_true")
@@ -770,7 +788,7 @@ def main(argv: list[str] | None = None) -> int:
 
     start = time.perf_counter()
     runs = []
-    for sd in SDISTS:
+    for sd in DEV_SDISTS if args.dev else SDISTS:
         if args.only and sd.name not in args.only:
             continue
         runs.append(run_sdist(sd, args.per_sdist, args.warm, rg, log, args.encoder))

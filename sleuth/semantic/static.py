@@ -71,11 +71,7 @@ def split_words(text: str, segmenter: Segmenter | None = None) -> str:
     if segmenter is None:
         return text
 
-    def cut(run: re.Match[str]) -> str:
-        words = segmenter.split(run.group(0).lower())
-        return " ".join(words) if words else run.group(0)
-
-    return _LETTERS.sub(cut, text)
+    return _LETTERS.sub(lambda run: segmenter.spaced(run.group(0)), text)
 
 
 def cache_dir() -> Path:

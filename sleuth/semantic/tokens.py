@@ -202,6 +202,7 @@ class Segmenter:
             self._cost.setdefault(short, math.log(CODE_WORD_RANK + 10))
         self._longest = max(map(len, self._cost), default=0)
         self._memo: dict[str, tuple[str, ...] | None] = {}
+        self._spaced: dict[str, str] = {}
 
     def split(self, run: str) -> tuple[str, ...] | None:
         """``popitemlist`` -> (pop, item, list); ``password`` (a word) -> None."""
@@ -211,6 +212,17 @@ class Segmenter:
         if len(self._memo) > MEMO_WORDS:
             self._memo.clear()
         found = self._memo[run] = self._cut(run)
+        return found
+
+    def spaced(self, run: str) -> str:
+        """``Popitemlist`` -> ``pop item list``; a run that is not cut comes back as it is
+        (memoised: an index build asks this for every long word of every chunk)."""
+        found = self._spaced.get(run)
+        if found is None:
+            if len(self._spaced) > MEMO_WORDS:
+                self._spaced.clear()
+            words = self.split(run.lower())
+            found = self._spaced[run] = " ".join(words) if words else run
         return found
 
     def _cut(self, run: str) -> tuple[str, ...] | None:

@@ -348,8 +348,11 @@ class SemanticIndex:
         if alpha > 0:
             q = self.encoder.encode([query])[0]
             dim = self.encoder.dim
-            # each row is [text | name]: one pass over the matrix gives both cosines
-            both = np.clip(matrix.reshape(-1, dim) @ q, 0.0, 1.0).reshape(-1, 2)
+            # each row is [text | name]: one pass over the matrix gives both cosines. einsum,
+            # not BLAS: OpenBLAS runs a product this size on threads, which on a busy machine
+            # waited for the cores (6 ms instead of 0.5 for 1,700 chunks, under load 8)
+            cosines = np.einsum("ij,j->i", matrix.reshape(-1, dim), q)
+            both = np.clip(cosines, 0.0, 1.0).reshape(-1, 2)
             dense = (both[:, 0] + NAME_WEIGHT * both[:, 1]) / (1 + NAME_WEIGHT)
         fused = np.clip(alpha * dense + (1 - alpha) * lexical, 0.0, 1.0)
         if not terms & _TEST_TERMS:

@@ -30,6 +30,10 @@ __all__ = [
 ]
 
 SCHEMA_VERSION = 1
+# ``matches`` is a rowid table: its rows hold whole JSON bodies (a function's text in an
+# ``ast:`` capture), and a WITHOUT ROWID table keeps them in its key's B-tree, moving them at
+# every split: measured on Django's 30k ``def`` matches, inserts took twice and deletes three
+# times as long. (A registry made with the older table keeps it; the columns are the same.)
 _encode = json.JSONEncoder(ensure_ascii=False).encode  # json.dumps(ensure_ascii=False), made once
 
 SCHEMA = """
@@ -62,7 +66,7 @@ CREATE TABLE IF NOT EXISTS matches (
     stamp TEXT NOT NULL,
     body TEXT NOT NULL,
     PRIMARY KEY (result_id, n)
-) WITHOUT ROWID;
+);
 """
 
 TABLE_COLUMNS = {

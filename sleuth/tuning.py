@@ -52,6 +52,10 @@ class Tuning:
     ast_memo_found: int = 200_000
     """Matches (plus one per file) memoised per request, so a page, its count and the next page
     never parse a file twice."""
+    ast_memo_records: int = 20_000
+    """Match records built by workers, kept per request until a scan takes them: the ones a
+    count ran past, and the batches ahead of the scan (each record holds its matched texts:
+    Django's 30k ``def`` records took 96 MB)."""
     ast_memo_requests: int = 4
     """Requests whose per-file matches are memoised (least recently used dropped)."""
 

@@ -17,7 +17,7 @@ from sleuth.ast_search.languages import LANGUAGES, LangSpec, get_lang_spec, lang
 from sleuth.ast_search.matcher import STRICTNESS
 from sleuth.ast_search.pattern import MAX_PATTERN_CHARS
 from sleuth.ast_search.trees import TreeCache, parse
-from sleuth.ast_search.workers import MatchPool, PatternArgs, find_raw, open_pool
+from sleuth.ast_search.workers import Answer, MatchPool, PatternArgs, Records, find_raw, open_pool
 
 __all__ = [
     "LANGUAGES",
@@ -35,6 +35,8 @@ __all__ = [
     "parse",
     "MatchPool",
     "PatternArgs",
+    "Records",
+    "Answer",
     "find_raw",
     "open_pool",
 ]

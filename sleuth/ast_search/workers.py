@@ -7,6 +7,11 @@ the pattern's arguments; each worker compiles the pattern once and sends back pl
 tuples (never trees), in the order the files were sent. The caller keeps the order of its
 own stream, so results are identical to a serial scan.
 
+A batch may also carry ``records``, the caller's function that makes a file's match records
+(positions, line text, context, capture texts) from its matches: the workers then build them
+too, on the cores the parse leaves idle while the caller stores and pages, instead of the
+caller building every one in its own process.
+
 Only one-shot processes use it (the CLI, a ``Workbench`` without a tree cache): a long-running
 face keeps trees warm in its own process instead. Workers are forked (Linux) so they inherit
 the loaded grammars; where ``fork`` is unavailable there is no pool and scans stay serial.
@@ -18,17 +23,22 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor
 from typing import TYPE_CHECKING
 
 from sleuth.ast_search.engine import AstPattern, compile_pattern
-from sleuth.model import Found
+from sleuth.model import Found, Match
 
 if TYPE_CHECKING:
     from tree_sitter import Tree
 
+    from sleuth.workspace import FileText
+
 __all__ = [
     "PatternArgs",
+    "Records",
+    "Answer",
     "MatchPool",
     "open_pool",
     "find_raw",
@@ -36,6 +46,13 @@ __all__ = [
 
 PatternArgs = tuple[str, str, str | None, str]
 """(pattern, lang, selector, strictness): what a worker needs to compile the pattern."""
+
+Records = Callable[["FileText", list[Found]], list[Match]]
+"""Makes the match records of a file's matches (a module-level function or a ``partial`` of
+one, so that it can be sent to a worker)."""
+
+Answer = tuple[list[Found], list[Match] | None]
+"""A file's matches and, when the batch asked for them, their records (one per match)."""
 
 _compiled: dict[PatternArgs, AstPattern] = {}  # lives in each worker process only
 
@@ -54,15 +71,20 @@ def find_raw(pattern: AstPattern, data: bytes, tree: Tree | None = None) -> list
     ]
 
 
-def _find_batch(args: PatternArgs, datas: list[bytes]) -> list[list[Found]]:
-    """Worker entry: the matches of each file of one batch, in the batch's order."""
+def _find_batch(args: PatternArgs, files: list[FileText], records: Records | None) -> list[Answer]:
+    """Worker entry: the matches (and ``records`` of them) of each file of one batch, in the
+    batch's order."""
     pattern = _compiled.get(args)
     if pattern is None:
         text, lang, selector, strictness = args
         pattern = _compiled[args] = compile_pattern(
             text, lang, selector=selector, strictness=strictness
         )
-    return [find_raw(pattern, data) for data in datas]
+    out: list[Answer] = []
+    for ft in files:
+        found = find_raw(pattern, ft.data)
+        out.append((found, records(ft, found) if records is not None and found else None))
+    return out
 
 
 class MatchPool:
@@ -74,8 +96,10 @@ class MatchPool:
             max_workers=workers, mp_context=multiprocessing.get_context("fork")
         )
 
-    def submit(self, args: PatternArgs, datas: list[bytes]) -> Future[list[list[Found]]]:
-        return self._executor.submit(_find_batch, args, datas)
+    def submit(
+        self, args: PatternArgs, files: list[FileText], records: Records | None = None
+    ) -> Future[list[Answer]]:
+        return self._executor.submit(_find_batch, args, files, records)
 
     def shutdown(self) -> None:
         self._executor.shutdown(wait=True, cancel_futures=True)

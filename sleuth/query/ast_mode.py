@@ -17,6 +17,11 @@ page, the snapshot after it and the next page's scan never parse a file twice; a
 running in a worker when a page stopped reading is not lost either: the next scan takes its
 answers. The pool and the memos are the session's (lent through ``execute.Engines``), and the
 thresholds are the workspace's ``Tuning``: nothing here outlives a call.
+
+Workers also build the match records of what they find (``records``: ``scan.make_matches``
+with the request's context), so the caller's process, which stores and pages every match,
+does not build them too; a scan takes them with ``take_records``, and a file without them
+(parsed here, or its records dropped by the memo's bound) has its records built on demand.
 """
 
 from __future__ import annotations
@@ -30,9 +35,11 @@ from typing import TypeVar
 
 from sleuth.ast_search import (
     MAX_PATTERN_CHARS,
+    Answer,
     AstPattern,
     MatchPool,
     PatternArgs,
+    Records,
     TreeCache,
     compile_pattern,
     find_raw,
@@ -40,6 +47,7 @@ from sleuth.ast_search import (
     language_for_path,
 )
 from sleuth.errors import InvalidQuery, SleuthError
+from sleuth.model import Match
 from sleuth.prefilter import Literals, file_may_match, fold
 from sleuth.query.ast_memo import AstMemos, FileMemo
 from sleuth.query.request import SearchRequest
@@ -65,7 +73,7 @@ class _Pending:
     extra: object
     found: list[Found] | None
     pattern: AstPattern | None
-    future: Future[list[list[Found]]] | None = None
+    future: Future[list[Answer]] | None = None
     index: int = 0
 
 
@@ -82,11 +90,14 @@ class AstSource:
         tuning: Tuning | None = None,
         pool: Callable[[], MatchPool | None] | None = None,
         memos: AstMemos | None = None,
+        records: Records | None = None,
     ) -> None:
         """``pool`` gives the session's worker pool (made on first use; None: scan serially)
         and ``memos`` its per-request memos (the matches of request ``memo_key`` found by an
-        earlier scan); ``files`` is how many files the plan holds."""
+        earlier scan); ``files`` is how many files the plan holds; ``records`` makes a file's
+        match records in a worker."""
         self._patterns = patterns
+        self._records = records
         self._trees = trees
         self._tuning = tuning = tuning if tuning is not None else Tuning()
         self._pool = pool
@@ -96,7 +107,7 @@ class AstSource:
         self._memo = (
             memos.get(memo_key)
             if memos is not None and memo_key is not None
-            else FileMemo(tuning.ast_memo_found)
+            else FileMemo(tuning.ast_memo_found, tuning.ast_memo_records)
         )
 
     @property
@@ -151,15 +162,20 @@ class AstSource:
         return found
 
     def _answer(
-        self, ft: FileText, pattern: AstPattern, future: Future[list[list[Found]]], index: int
+        self, ft: FileText, pattern: AstPattern, future: Future[list[Answer]], index: int
     ) -> list[Found]:
         """The matches of ``ft`` from its worker batch (parsed here if a worker died)."""
         try:
-            found = future.result()[index]
+            found, records = future.result()[index]
         except BrokenProcessPool:
             return self._here(ft, pattern)
-        self._memo.put(ft, found)
+        self._memo.put(ft, found, records)
         return found
+
+    def take_records(self, ft: FileText, count: int) -> list[Match] | None:
+        """The records a worker built of ``ft``'s ``count`` matches, or None (then the caller
+        builds them): handed out once."""
+        return self._memo.take_records(ft, count) if self._memo.records else None
 
     def find_in_file(self, ft: FileText) -> list[Found]:
         found, pattern = self._lookup(ft)
@@ -207,7 +223,7 @@ class AstSource:
 
         def flush() -> None:
             if batch and batch_args is not None:
-                future = pool.submit(batch_args, [p.ft.data for p in batch])
+                future = pool.submit(batch_args, [p.ft for p in batch], self._records)
                 for i, p in enumerate(batch):
                     p.future, p.index = future, i
                 batch.clear()
@@ -267,9 +283,11 @@ def plan_ast(
     tuning: Tuning | None = None,
     pool: Callable[[], MatchPool | None] | None = None,
     memos: AstMemos | None = None,
+    records: Records | None = None,
 ) -> tuple[AstSource, list[FileEntry]]:
     """Compile ``body`` for ``req.lang`` or every language in ``files``; the files to parse
-    (by an ``AstSource`` running under ``tuning``, with the session's ``pool`` and ``memos``).
+    (by an ``AstSource`` running under ``tuning``, with the session's ``pool`` and ``memos``;
+    ``records`` makes match records in the workers).
 
     Without ``lang``, a language whose grammar cannot read the pattern is left out; only if it
     reads in none of them is the error raised (for the language with the most files). A
@@ -300,7 +318,14 @@ def plan_ast(
     wanted = set(patterns)
     kept = [f for f, lang in zip(files, langs_of, strict=True) if lang in wanted]
     source = AstSource(
-        patterns, trees, req.identity_json(), len(kept), tuning=tuning, pool=pool, memos=memos
+        patterns,
+        trees,
+        req.identity_json(),
+        len(kept),
+        tuning=tuning,
+        pool=pool,
+        memos=memos,
+        records=records,
     )
     return source, kept
 

@@ -242,7 +242,10 @@ def prepare(
 
 def _plan_ast(prepared: Prepared, engines: Engines) -> None:
     """The one stage of an ``ast:`` query, over the files that may hold its literals."""
+    from functools import partial
+
     from sleuth.query.ast_mode import plan_ast
+    from sleuth.query.scan import make_matches
 
     source, prepared.files = plan_ast(
         prepared.route.body,
@@ -252,6 +255,7 @@ def _plan_ast(prepared: Prepared, engines: Engines) -> None:
         tuning=prepared.ws.tuning,
         pool=engines.match_pool,
         memos=engines.ast_memos() if engines.ast_memos is not None else None,
+        records=partial(make_matches, context=prepared.request.context),
     )
     prepared.stages = [Stage("ast", None, source)]
     prepared.pattern_warnings = source.pattern_warnings

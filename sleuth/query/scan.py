@@ -33,6 +33,7 @@ __all__ = [
     "FileHits",
     "Scanner",
     "make_match",
+    "make_matches",
     "Stage",
     "TextMode",
     "FILE_MATCHES_MAX",
@@ -98,12 +99,21 @@ class BatchedSource(Protocol):
     ) -> Iterator[tuple[FileText, T, list[Found]]]: ...
 
 
+@runtime_checkable
+class PrebuiltSource(Protocol):
+    """A source that may have built the match records of a file's matches already (in worker
+    processes, ``query.ast_mode``): ``take_records`` hands them out once, or None."""
+
+    def take_records(self, ft: FileText, count: int) -> list[Match] | None: ...
+
+
 @dataclass
 class FileHits:
     """The matches of one file, in order, with the stamp of the bytes they were found in.
 
     Match records are built on demand (``build``): a file with 100k matches costs only the
-    records a page needs.
+    records a page needs. ``records``, when the source built them already, are those of every
+    match of ``found``, in order.
     """
 
     path: str
@@ -112,12 +122,12 @@ class FileHits:
     found: list[Found]
     context: int
     first: int = 0  # the index of found[0] among all of the file's matches (for resume_key)
+    records: list[Match] | None = None
 
     def build(self, count: int | None = None) -> list[Match]:
-        return [
-            make_match(self.ft, s, e, self.context, caps, extra)
-            for s, e, caps, extra in self.found[:count]
-        ]
+        if self.records is not None:
+            return self.records[:count]
+        return make_matches(self.ft, self.found[:count], self.context)
 
 
 Inside = tuple[int, int, int | None]
@@ -208,6 +218,11 @@ def make_match(
     )
 
 
+def make_matches(ft: FileText, found: list[Found], context: int) -> list[Match]:
+    """The match records of ``found`` in ``ft`` (``make_match`` of each)."""
+    return [make_match(ft, s, e, context, caps, extra) for s, e, caps, extra in found]
+
+
 class Scanner:
     """Runs one ``SpanSource`` over files in path order."""
 
@@ -233,6 +248,7 @@ class Scanner:
         # decided once: a runtime Protocol check per file costs more than reading the file
         self._structured: _Structured | None = source if isinstance(source, _Structured) else None
         self._batched: BatchedSource | None = source if isinstance(source, BatchedSource) else None
+        self._prebuilt = source if isinstance(source, PrebuiltSource) else None
         self.skipped = skipped if skipped is not None else SkipCounts()
         self._memo: tuple[str, str, list[Found]] | None = None  # the last file's matches
         self._split_files = ws.tuning.scan_split_files
@@ -322,9 +338,16 @@ class Scanner:
 
     def iter_hits(self, after: str | None = None) -> Iterator[FileHits]:
         """Files with at least one match, in path order, after the resume key ``after``."""
+        prebuilt = self._prebuilt
         for ft, found, first in self._found_stream(after):
             if found:
-                yield FileHits(ft.path, ft.stamp, ft, found, self._context, first)
+                # records of the whole file fit only a whole file's matches (first 0, as many)
+                records = (
+                    prebuilt.take_records(ft, len(found))
+                    if prebuilt is not None and first == 0
+                    else None
+                )
+                yield FileHits(ft.path, ft.stamp, ft, found, self._context, first, records)
 
     def count_rest(self, after: str | None) -> Iterator[int]:
         """Match counts of the files after ``after`` (cheap: no match records built)."""

@@ -8,18 +8,22 @@ paged result stores ahead so later pages need no new scan.
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 import sleuth.query.ast_mode as ast_mode
+import sleuth.query.scan as scan
 from sleuth.api import Workbench
 from sleuth.ast_search import MatchPool, compile_pattern, find_raw
 from sleuth.query.ast_memo import AstMemos
+from sleuth.query.scan import make_matches
 from sleuth.service.search import Searches
 from sleuth.service.session import Session
 from sleuth.tuning import Tuning
+from sleuth.workspace import FileText
 from tests.conftest import MakeWorkspace
 
 
@@ -76,9 +80,9 @@ class _SpyPool:
         self.pool = pool
         self.batches = 0
 
-    def submit(self, args: Any, datas: list[bytes]) -> Any:
+    def submit(self, args: Any, files: list[Any], records: Any = None) -> Any:
         self.batches += 1
-        return self.pool.submit(args, datas)
+        return self.pool.submit(args, files, records)
 
 
 @pytest.mark.parametrize("query", ["ast:def $F($$$A): $$$B", "ast:g($A, $B)", "ast:return $X"])
@@ -98,6 +102,31 @@ def test_parallel_pages_equal_serial_pages(
     assert spy.batches > 0  # the workers did take part
     assert parallel == serial
     assert sum(len(p) for p in serial) > limit or len(serial) == 1
+
+
+def test_workers_build_the_match_records_of_what_they_find(
+    make_workspace: MakeWorkspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Files answered by the workers come with their match records: this process builds
+    none, and every page is the serial scan's."""
+    root = make_workspace(_tree())
+    query = "ast:def $F($$$A): $$$B"
+    serial = _walk(root, query, 3, session=_session(None))
+    built: list[str] = []
+    real = scan.make_match
+
+    def counting(ft: Any, *args: Any) -> Any:
+        built.append(ft.path)  # in this process only: a worker appends to its own copy
+        return real(ft, *args)
+
+    monkeypatch.setattr(scan, "make_match", counting)
+    pool = MatchPool(2)
+    try:
+        parallel = _walk(root, query, 3, fresh="workers", session=_session(pool, ast_parallel_at=1))
+    finally:
+        pool.shutdown()
+    assert parallel == serial
+    assert built == []
 
 
 def test_a_large_plan_parses_nothing_in_process_and_pages_stay_equal(
@@ -132,14 +161,23 @@ def test_a_large_plan_parses_nothing_in_process_and_pages_stay_equal(
 def test_workers_answer_what_the_process_finds() -> None:
     pattern = compile_pattern("def $F($$$A): $$$B", "python")
     datas = [b"def a(x, y):\n    return 1\n", b"x = 1\n", b"def b():\n    def c(): pass\n"]
+    files = [FileText(f"m{i}.py", d, f"s{i}") for i, d in enumerate(datas)]
+    records = partial(make_matches, context=1)
     pool = MatchPool(2)
     try:
-        answered = pool.submit(pattern.args, datas).result()
+        bare = pool.submit(pattern.args, files).result()
+        answered = pool.submit(pattern.args, files, records).result()
     finally:
         pool.shutdown()
-    assert answered == [find_raw(pattern, d) for d in datas]
-    assert [len(a) for a in answered] == [1, 0, 2]
-    assert answered[0][0][2]["A"] == (2, 6, 10)  # (named nodes, start, end) of "x, y"
+    found = [find_raw(pattern, d) for d in datas]
+    assert bare == [(f, None) for f in found]
+    assert [a[0] for a in answered] == found
+    assert [len(a[0]) for a in answered] == [1, 0, 2]
+    assert answered[0][0][0][2]["A"] == (2, 6, 10)  # (named nodes, start, end) of "x, y"
+    # the records built in a worker are those this process builds (none for no match)
+    assert [a[1] for a in answered] == [
+        make_matches(ft, f, 1) if f else None for ft, f in zip(files, found, strict=True)
+    ]
 
 
 def test_each_file_is_parsed_once_per_request(
@@ -217,21 +255,19 @@ class _EagerPool:
     def __init__(self) -> None:
         self.sent: list[bytes] = []
 
-    def submit(self, args: Any, datas: list[bytes]) -> Any:
+    def submit(self, args: Any, files: list[Any], records: Any = None) -> Any:
         from concurrent.futures import Future
 
         from sleuth.ast_search.workers import _find_batch
 
-        self.sent += datas
+        self.sent += [ft.data for ft in files]
         future: Future[Any] = Future()
         future.set_running_or_notify_cancel()
-        future.set_result(_find_batch(args, datas))
+        future.set_result(_find_batch(args, files, records))
         return future
 
 
 def test_batches_run_past_a_page_are_not_parsed_again() -> None:
-    from sleuth.workspace import FileText
-
     pattern = compile_pattern("def $F($$$A): $$$B", "python")
     files = [
         FileText(f"m{i:02}.py", f"def f{i}(a):\n    return {i}\n".encode(), "s") for i in range(20)

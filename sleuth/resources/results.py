@@ -214,7 +214,9 @@ class SearchPager:
         else:
             self._registry.put_result(row, rows)
         recent = self._recent
-        if extend and recent is not None and recent[0] == row.id and rows:
+        if extend and not rows:
+            return  # (the rows held are still stored ones)
+        if extend and recent is not None and recent[0] == row.id:
             held = recent[1]
             if held and held[-1].n + 1 == rows[0].n:
                 # the pages walk forward across the seam of two stores: keep both sides

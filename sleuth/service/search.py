@@ -22,7 +22,7 @@ finish a paged result or re-run an ``:all`` refresh, and it owns the warm engine
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -48,6 +48,7 @@ SUGGEST_BUDGET_S = 0.5
 MAX_SUGGESTIONS = 5
 EXTEND_AHEAD_MAX = 30_000  # a later page stores up to this many matches beyond the ones it shows
 FILE_SLACK = 1000  # a file with more matches than the page needs + this is paged inside itself
+STORE_CHUNK = 2000  # a later page's scan stores its matches this many at a time (``_extend``)
 _FILLED_IN_ORDER = frozenset({"literal", "regex", "boolean", "broadened", "ast"})
 """Modes whose matches come in path order, so a first page may stop once they fill it."""
 
@@ -250,12 +251,19 @@ class Searches:
         says they fill the first page)."""
         stage: Stage = prepared.stage_named(row.mode, row.fallback)
         scanner = prepared.scanner(stage)
-        more, resume_after = _collect(scanner, need - row.stored, row.resume_after, fill)
-        total = row.total if resume_after is not None else row.stored + len(more)
-        row.resume_after = resume_after
-        row.total = total
-        self.pager.store(row, row.stored + 1, more, extend=True)
-        row.stored += len(more)
+        # Without a fill test the matches are stored as the scan goes, STORE_CHUNK at a time:
+        # a one-shot process's parse workers then work ahead while this process stores
+        # (they idled through one store of the whole extension before), and each store
+        # leaves the result whole (its resume key after the last file stored).
+        chunk = STORE_CHUNK if fill is None else None
+        for more, resume_after in _chunks(
+            scanner, need - row.stored, row.resume_after, fill, chunk
+        ):
+            row.resume_after = resume_after
+            if resume_after is None:
+                row.total = row.stored + len(more)
+            self.pager.store(row, row.stored + 1, more, extend=True)
+            row.stored += len(more)
 
     def _possible_names(self, prepared: Prepared) -> tuple[list[dict[str, Any]] | None, bool]:
         """Existing identifiers close to a query that found nothing, each with its own result
@@ -319,16 +327,37 @@ def _collect(
     A page ends with a whole file, unless that file alone holds far more matches than the page
     needs (a minified bundle): then it ends inside the file and the key says where.
     """
+    ((out, resume_after),) = list(_chunks(scanner, want, after, enough))
+    return out, resume_after
+
+
+def _chunks(
+    scanner: Scanner,
+    want: int,
+    after: str | None,
+    enough: Callable[[list[Match]], bool] | None = None,
+    chunk: int | None = None,
+) -> Iterator[tuple[list[Match], str | None]]:
+    """``_collect``'s matches in pieces of whole files, each of at least ``chunk`` matches
+    (one piece when None) but the last, with the resume key after each piece (None after the
+    last when the scan ended). ``enough`` is given the matches of the piece so far."""
     out: list[Match] = []
+    got = 0  # the matches of the pieces handed out
     for hits in scanner.iter_hits(after):
-        need = want - len(out)
+        need = want - got - len(out)
         if len(hits.found) > need + FILE_SLACK:
             out.extend(hits.build(need))
-            return out, resume_key(hits.path, hits.found[need - 1], hits.first + need - 1)
+            yield out, resume_key(hits.path, hits.found[need - 1], hits.first + need - 1)
+            return
         out.extend(hits.build())
-        if len(out) >= want or (enough is not None and enough(out)):
-            return out, resume_key(hits.path)
-    return out, None
+        if got + len(out) >= want or (enough is not None and enough(out)):
+            yield out, resume_key(hits.path)
+            return
+        if chunk is not None and len(out) >= chunk:
+            got += len(out)
+            yield out, resume_key(hits.path)
+            out = []
+    yield out, None
 
 
 def _count_policy(prepared: Prepared) -> tuple[int, float]:

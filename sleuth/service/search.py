@@ -36,6 +36,7 @@ from sleuth.resources.registry_rows import ResultRow
 from sleuth.resources.response import SearchResult, all_refs
 from sleuth.resources.results import PageFill, SearchPager
 from sleuth.resources.selection import Resolver, request_of
+from sleuth.tuning import Collector
 from sleuth.workspace import Workspace
 
 if TYPE_CHECKING:
@@ -66,6 +67,8 @@ class Searches:
         self.resolver = Resolver(ws, registry, self)
         self._build_index = build_index
         self._index: IndexKeeper | None = None
+        # the session's policy when it lent one to the engines, else the workspace's
+        self._collector = engines.collector or Collector.of(ws.tuning)
 
     @property
     def index(self) -> IndexKeeper:
@@ -103,7 +106,16 @@ class Searches:
     # -- pages ------------------------------------------------------------------------------
 
     def search(self, req: SearchRequest) -> SearchResult:
-        """One page of ``req``: the first, or the one its cursor points at."""
+        """One page of ``req``: the first, or the one its cursor points at.
+
+        The cyclic collector is paused through it (``Tuning.gc_pause``): a page of a large
+        result allocates tens of thousands of acyclic records (their positions, texts, stored
+        bodies, the page's JSON), which it would only rescan; measured on every page of
+        Django's 30k ``def`` matches, 3-4 s of collections under load, 9 of them full."""
+        with self._collector.paused():
+            return self._search(req)
+
+    def _search(self, req: SearchRequest) -> SearchResult:
         if req.cursor is None:
             prepared = self._prepare(req)
             existing, result_id = self.pager.existing(prepared)

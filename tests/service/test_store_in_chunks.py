@@ -17,7 +17,7 @@ from sleuth.api import Workbench
 from sleuth.tuning import Tuning
 
 # nothing stored whole by the first page: every later page scans on from a resume key
-PAGED = replace(Tuning(), snapshot_max=0, small_tree_files=0)
+PAGED = replace(Tuning(), snapshot_max=0)
 
 
 def _tree(root: Path) -> Path:

@@ -49,9 +49,13 @@ class FileMemo:
         return hit[1] if hit is not None and hit[0] == ft.stamp else None
 
     def put(self, ft: FileText, found: list[Found], records: list[Match] | None = None) -> None:
-        if records and self.records_size + len(records) <= self.max_records:
-            self.records[ft.path] = (ft.stamp, records)
-            self.records_size += len(records)
+        if records:
+            old = self.records.pop(ft.path, None)  # a file answered again replaces its records
+            if old is not None:
+                self.records_size -= len(old[1])
+            if self.records_size + len(records) <= self.max_records:
+                self.records[ft.path] = (ft.stamp, records)
+                self.records_size += len(records)
         cost = len(found) + 1
         if ft.path in self.files or self.size + cost > self.max_found:
             return

@@ -34,6 +34,7 @@ import re
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
+from sleuth.workspace.user_globs import unbounded_repeats
 from sleuth.workspace.wildmatch import class_end
 
 __all__ = ["IgnoreLine", "LineMatcher", "View", "is_empty", "last_line"]
@@ -65,12 +66,6 @@ Wild = tuple[tuple[str, Callable[[str], bool], int], ...]
 """Lines run on RE2: (a literal every match holds, its full match, line number)."""
 
 Alternation = tuple[re.Pattern[str] | None, tuple[int, ...], Wild | None]
-
-
-def _repeats(body: str) -> int:
-    # the translator's unbounded repeats are ``[^/]*`` and ``.*`` (a literal ``*``, ``.`` or
-    # ``]`` is escaped, so ``\*``, ``\.`` and ``\]`` never count)
-    return body.count("]*") + body.count(".*")
 
 
 def _longest_literal(glob: str) -> str:
@@ -118,17 +113,19 @@ def _linear(body: str) -> Callable[[str], bool]:
 def _alternation(lines: list[tuple[int, str, str]]) -> Alternation:
     """One regex over ``(line number, glob, body)`` lines and the line number of each group,
     and the lines run on RE2."""
-    tame = [(no, body) for no, _, body in lines if _repeats(body) < WILD_FROM]
-    wild = tuple(
-        (_longest_literal(glob), _linear(body), no)
-        for no, glob, body in sorted(lines, reverse=True)
-        if _repeats(body) >= WILD_FROM
-    )
-    if not tame:
-        return None, (), wild or None
-    ordered = sorted(tame, reverse=True)  # first alternative to match = last matching line
+    # the last line first: the first alternative (or RE2 line) to match is the last matching
+    ordered: list[tuple[int, str]] = []
+    wild: list[tuple[str, Callable[[str], bool], int]] = []
+    for no, glob, body in sorted(lines, reverse=True):
+        if unbounded_repeats(body) >= WILD_FROM:
+            wild.append((_longest_literal(glob), _linear(body), no))
+        else:
+            ordered.append((no, body))
+    linear = tuple(wild) or None
+    if not ordered:
+        return None, (), linear
     pattern = "|".join(f"({body})" for _, body in ordered)
-    return re.compile(pattern, re.DOTALL), (0,) + tuple(n for n, _ in ordered), wild or None
+    return re.compile(pattern, re.DOTALL), (0,) + tuple(n for n, _ in ordered), linear
 
 
 Affixes = dict[str, tuple[tuple[str, int], ...]]

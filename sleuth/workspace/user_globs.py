@@ -41,6 +41,7 @@ __all__ = [
     "glob_matcher",
     "compile_bodies",
     "LINEAR_FROM",
+    "unbounded_repeats",
     "NEVER",
 ]
 
@@ -324,12 +325,16 @@ wrapper costs ~6 us a call) and at worst quadratic."""
 _ANY_DEPTH = "(?:/?|.*/)"  # what an unanchored glob starts with: tried only at each "/"
 
 
-def _repeats(body: str) -> int:
-    # every unbounded repeat the translator emits is ``[^/]*`` or ``.*`` (literal ``*``, ``.``
-    # and ``]`` are escaped, so ``\*``, ``\.`` and ``\]`` never count); the leading any-depth
-    # group multiplies the rest's cost by the path's depth only, so it is not counted
-    body = body.removeprefix(_ANY_DEPTH)
+def unbounded_repeats(body: str) -> int:
+    r"""The unbounded repeats of a translated glob (this module's or ``wildmatch``'s): each is
+    ``[^/]*`` or ``.*`` (a literal ``*``, ``.`` or ``]`` is escaped, so ``\*``, ``\.`` and
+    ``\]`` never count). What decides whether it runs on RE2."""
     return body.count("]*") + body.count(".*")
+
+
+def _repeats(body: str) -> int:
+    # the leading any-depth group multiplies the rest's cost by the path's depth only
+    return unbounded_repeats(body.removeprefix(_ANY_DEPTH))
 
 
 def compile_bodies(bodies: Sequence[str], *, ignore_case: bool = False) -> Callable[[str], object]:

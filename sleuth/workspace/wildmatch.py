@@ -17,25 +17,9 @@ __all__ = ["wildmatch_to_regex"]
 
 Ranges = list[tuple[int, int]]
 
-_POSIX_CLASSES: dict[str, str] = {
-    "alnum": "a-zA-Z0-9",
-    "alpha": "a-zA-Z",
-    "blank": " \t",
-    "cntrl": "\x00-\x1f\x7f",
-    "digit": "0-9",
-    "graph": "\x21-\x7e",
-    "lower": "a-z",
-    "print": "\x20-\x7e",
-    "punct": "!-/:-@[-`{-~",
-    "space": " \t\n\r\f\v",
-    "upper": "A-Z",
-    "xdigit": "0-9A-Fa-f",
-}
-"""Each POSIX class as a class body of single characters and ``a-b`` ranges (unescaped)."""
-
 
 def _ranges(body: str) -> Ranges:
-    """``_POSIX_CLASSES`` body as code point ranges."""
+    """A class body of single characters and ``a-b`` ranges (unescaped) as code point ranges."""
     out: Ranges = []
     i = 0
     while i < len(body):
@@ -46,6 +30,26 @@ def _ranges(body: str) -> Ranges:
             out.append((ord(body[i]), ord(body[i])))
             i += 1
     return out
+
+
+_POSIX_CLASSES: dict[str, Ranges] = {
+    name: _ranges(body)
+    for name, body in {
+        "alnum": "a-zA-Z0-9",
+        "alpha": "a-zA-Z",
+        "blank": " \t",
+        "cntrl": "\x00-\x1f\x7f",
+        "digit": "0-9",
+        "graph": "\x21-\x7e",
+        "lower": "a-z",
+        "print": "\x20-\x7e",
+        "punct": "!-/:-@[-`{-~",
+        "space": " \t\n\r\f\v",
+        "upper": "A-Z",
+        "xdigit": "0-9A-Fa-f",
+    }.items()
+}
+"""Each POSIX class git knows, as code point ranges (read once, never changed)."""
 
 
 def _class_body(ranges: Ranges) -> str:
@@ -99,7 +103,7 @@ def _class_to_regex(pat: str, i: int) -> tuple[str | None, int]:
             name = pat[i + 2 : end]
             if name not in _POSIX_CLASSES:
                 return None, n
-            items.extend(_ranges(_POSIX_CLASSES[name]))
+            items.extend(_POSIX_CLASSES[name])
             i = end + 2
             continue
         if c == "\\":

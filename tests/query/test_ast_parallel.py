@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -289,3 +289,22 @@ def test_batches_run_past_a_page_are_not_parsed_again() -> None:
     assert [ft.path for ft, _, _ in first + rest] == [ft.path for ft in files]
     assert [found[0][:2] for _, _, found in first + rest] == [(0, len(ft.data) - 1) for ft in files]
     assert len(pool.sent) == len(files) - 1  # all but the first (parsed in process), once each
+
+
+def test_the_records_of_a_file_answered_twice_are_counted_once() -> None:
+    # the memo's bound on worker-built records held a file's records twice in its count when
+    # a second answer replaced the first, so later files' records were dropped early
+    from sleuth.model import Match
+    from sleuth.query.ast_memo import FileMemo
+    from sleuth.workspace import FileText
+
+    memo = FileMemo(max_found=100, max_records=5)
+    ft = FileText("a.py", b"x = 1\n", "s1")
+    records = [cast(Match, object()), cast(Match, object())]
+    memo.put(ft, [], records)
+    memo.put(ft, [], records)
+    assert memo.records_size == 2
+    other = FileText("b.py", b"y = 2\n", "s2")
+    memo.put(other, [], [cast(Match, object())])
+    assert memo.take_records(other, 1) is not None and memo.take_records(ft, 2) == records
+    assert memo.records_size == 0

@@ -5,11 +5,9 @@ as is; one whose stat moved is read through the workspace and re-chunked only if
 changed; a file that is gone, binary or too large now leaves the index. Re-chunked files are
 embedded in batches (``progress`` is told how far) and written to the store in one transaction.
 
-``search`` scores every chunk with two parts in [0, 1]. The lexical part is BM25 (k1 = 1.2,
-b = 0.75) over identifier-split tokens, divided by its upper bound for the query (each term's
-``idf * (k1 + 1)``), so it lies in [0, 1) whatever the corpus, mixed with ``HEAD_WEIGHT`` of the
-share of the query's idf found in the chunk's first line (a declaration's name and parameters).
-The dense part is the cosine of the chunk's vector with the query's, clipped at 0, mixed with
+``search`` scores every chunk with two parts in [0, 1]. The lexical part is BM25 over
+identifier-split tokens, normalised to [0, 1) (``sleuth/semantic/scoring.py``, which holds the
+weights). The dense part is the cosine of the chunk's vector with the query's, clipped at 0, mixed with
 ``NAME_WEIGHT`` of the cosine of the vector of its ``kind title`` alone: a name that says what
 the query says is worth more than the same words somewhere in a body (both weights chosen on
 sdists that are not the benchmark's, docs/query.md#semantic-hybrid-retrieval). The score is
@@ -24,11 +22,8 @@ one edit costs that file's chunks, not the corpus.
 
 from __future__ import annotations
 
-import math
-import re
 from collections import Counter
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -36,6 +31,19 @@ import xxhash
 
 from sleuth.semantic.chunks import Chunk, Decl, chunk_file
 from sleuth.semantic.encoder import VOCAB, TextEncoder, Vectors
+from sleuth.semantic.scoring import (
+    ALPHA,
+    HEAD_WEIGHT,
+    K1,
+    NAME_WEIGHT,
+    TEST_PATH,
+    TEST_TERMS,
+    TEST_WEIGHT,
+    TITLE_WEIGHT,
+    B,
+    Hit,
+    bm25,
+)
 from sleuth.semantic.static import WORD_RANK_START, StaticEncoder
 from sleuth.semantic.store import FileRow, IndexedChunk, SemanticStore
 from sleuth.semantic.tokens import Segmenter, tokens
@@ -57,42 +65,10 @@ __all__ = [
     "TEST_PATH",
 ]
 
-ALPHA = 0.5
-TITLE_WEIGHT = 4
-"""How many times a declaration's "kind name" line is embedded: in a mean of token vectors a
-name of three words would otherwise weigh as little as three of a body's hundred."""
-K1 = 1.2
-B = 0.75
-HEAD_WEIGHT = 0.2
-NAME_WEIGHT = 0.2
-TEST_WEIGHT = 0.8
-TEST_PATH = re.compile(
-    r"(^|/)(tests?|testing)/|(^|/)test_[^/]*$|_tests?\.[^/.]+$|(^|/)conftest\.py$"
-)
-"""A test file: under a ``test``/``tests``/``testing`` folder, ``test_*``, ``*_test(s).ext``."""
-_TEST_TERMS = frozenset(tokens("test tests testing"))  # a query that speaks of tests
-
 DeclsOf = Callable[[str, bytes], list[Decl] | None]
 """The declarations of a file (path, bytes), or None for windows only: the query layer's tags."""
 Progress = Callable[[int, int], None]
 """Told (chunks embedded, chunks to embed) while a sync embeds."""
-
-
-@dataclass(frozen=True)
-class Hit:
-    """One ranked chunk: where it is, the stamp of the bytes it was cut from, and its scores."""
-
-    path: str
-    start: int
-    end: int
-    line: int
-    end_line: int
-    kind: str
-    title: str
-    stamp: str
-    score: float
-    bm25: float
-    dense: float
 
 
 def _embed_text(chunk: Chunk) -> str:
@@ -320,30 +296,9 @@ class SemanticIndex:
         matrix, owners, first, tests = self._vectors()
         if not owners:
             return []
-        lexical = np.zeros(len(owners), dtype=np.float32)
-        head = np.zeros(len(owners), dtype=np.float32)  # idf of the query found in first lines
         terms = set(tokens(query, memo=self._words, segmenter=self._segmenter))
         avg = self._length / self._count if self._count else 1.0
-        total = 0.0
-        for term in terms:
-            df = self._df.get(term, 0)
-            if df <= 0:
-                continue
-            idf = math.log(1 + (self._count - df + 0.5) / (df + 0.5))
-            total += idf
-            for path, where in self._postings.get(term, {}).items():
-                chunks, base = rows[path].chunks, first[path]
-                for i in where:
-                    c = chunks[i]
-                    tf = c.terms[term]
-                    norm = K1 * (1 - B + B * c.length / avg)
-                    lexical[base + i] += idf * tf * (K1 + 1) / (tf + norm)
-                    if term in c.head:
-                        head[base + i] += idf
-        if total > 0:
-            lexical /= total * (K1 + 1)
-            lexical += HEAD_WEIGHT * head / np.float32(total)
-            lexical /= 1 + HEAD_WEIGHT
+        lexical = bm25(terms, self._df, self._count, avg, self._postings, rows, first, len(owners))
         dense = np.zeros(len(owners), dtype=np.float32)
         if alpha > 0:
             q = self.encoder.encode([query])[0]
@@ -355,7 +310,7 @@ class SemanticIndex:
             both = np.clip(cosines, 0.0, 1.0).reshape(-1, 2)
             dense = (both[:, 0] + NAME_WEIGHT * both[:, 1]) / (1 + NAME_WEIGHT)
         fused = np.clip(alpha * dense + (1 - alpha) * lexical, 0.0, 1.0)
-        if not terms & _TEST_TERMS:
+        if not terms & TEST_TERMS:
             fused[tests] *= TEST_WEIGHT
         ok = (fused >= threshold) & (fused > 0)
         if paths is not None:

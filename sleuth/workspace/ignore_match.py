@@ -77,7 +77,17 @@ def _longest_literal(glob: str) -> str:
         if c == "\\" and i + 1 < len(glob):
             run += glob[i + 1]
             i += 2
-        elif c in "*?[":
+        elif c == "*":
+            best, run = max(best, run, key=len), ""
+            j = i
+            while j < len(glob) and glob[j] == "*":
+                j += 1
+            # ``**/`` (at the start or after a ``/``) is zero or more folders: its ``/`` is
+            # part of that optional group, not a literal (``**/a*`` matches ``ab``)
+            if j - i >= 2 and (i == 0 or glob[i - 1] == "/") and glob[j : j + 1] == "/":
+                j += 1
+            i = j
+        elif c in "?[":
             best, run = max(best, run, key=len), ""
             # a class ends where the translator says (``[[:digit:]]``, ``[]a]``)
             i = class_end(glob, i) if c == "[" else i + 1

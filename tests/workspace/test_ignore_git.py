@@ -234,6 +234,8 @@ PATTERNS = [
     "[ab]*x*",
     "**/a/**/c*t",
     "a/*/*.*",
+    "**/c*t*",
+    "**/b*",
 ]
 
 files_strategy = st.lists(
@@ -302,6 +304,18 @@ def test_a_line_that_backtracks_without_end_is_answered_as_rg_answers_it(tmp_pat
     lister.join(120)  # a regression backtracks for minutes: the daemon thread is left behind
     assert listed == [rg_files(root, "--no-require-git")]
     assert long + "b" not in listed[0] and long in listed[0]
+
+
+@needs_git
+def test_a_leading_any_depth_group_lends_no_slash_to_the_literal_prefilter(
+    git_tree: GitTree,
+) -> None:
+    # a line on RE2 is tried only on entries holding its longest literal: "/a" was taken from
+    # ``**/a*b*c``, whose ``**/`` may match nothing, so ``axbyc`` at the top was listed
+    gitignore = "**/a*b*c\n**/d/**/c*t\n"
+    files = {"axbyc": "x", "sub/axbyc": "x", "d/c.txt": "x", "sub/d/x/c.txt": "x", "keep": "x"}
+    root = git_tree({".gitignore": gitignore, **files})
+    assert sleuth_listed(root) == git_listed(root) == [".gitignore", "keep"]
 
 
 @needs_git

@@ -35,7 +35,7 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from sleuth.workspace.user_globs import unbounded_repeats
-from sleuth.workspace.wildmatch import class_end
+from sleuth.workspace.wildmatch import any_depth, class_end
 
 __all__ = ["IgnoreLine", "LineMatcher", "View", "is_empty", "last_line"]
 
@@ -82,9 +82,9 @@ def _longest_literal(glob: str) -> str:
             j = i
             while j < len(glob) and glob[j] == "*":
                 j += 1
-            # ``**/`` (at the start or after a ``/``) is zero or more folders: its ``/`` is
-            # part of that optional group, not a literal (``**/a*`` matches ``ab``)
-            if j - i >= 2 and (i == 0 or glob[i - 1] == "/") and glob[j : j + 1] == "/":
+            # an any-depth ``**/`` is zero or more folders: its ``/`` is part of that
+            # optional group, not a literal (``**/a*`` matches ``ab``, ``b**/c*d`` ``bcd``)
+            if any_depth(glob, i, j) and glob[j : j + 1] == "/":
                 j += 1
             i = j
         elif c in "?[":

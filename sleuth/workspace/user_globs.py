@@ -45,9 +45,10 @@ __all__ = [
     "NEVER",
 ]
 
-NEVER = "(?!)"
+NEVER = r"\b\B"
 """A regex body that matches nothing (an empty glob; ``wildmatch`` uses it for globs git would
-never match)."""
+never match). Not ``(?!)``: RE2 has no lookahead, and a glob or ignore line with enough
+repeats runs on RE2 (``*[/]*x*`` in a ``.gitignore`` made every listing an internal error)."""
 
 
 class GlobSyntaxError(ValueError):

@@ -13,7 +13,7 @@ import re
 
 from sleuth.workspace.user_globs import NEVER
 
-__all__ = ["wildmatch_to_regex"]
+__all__ = ["wildmatch_to_regex", "any_depth", "class_end"]
 
 Ranges = list[tuple[int, int]]
 
@@ -140,6 +140,18 @@ def class_end(pat: str, i: int) -> int:
     return end
 
 
+def any_depth(glob: str, i: int, j: int) -> bool:
+    """Whether the stars ``glob[i:j]`` are an any-depth ``**``: two or more, at the start of
+    the line, after a ``/``, or right after the line's literal prefix. git compares that prefix
+    (up to the first ``*?[\\``) as a string and runs wildmatch on the rest from there, so
+    ``b**/*`` matches ``b`` and ``ba`` as ``b`` then ``**/*`` (dir.c's ``match_pathname``)."""
+    if j - i < 2:
+        return False
+    if i == 0 or glob[i - 1] == "/":
+        return True
+    return not any(c in "*?[\\" for c in glob[:i])
+
+
 def wildmatch_to_regex(glob: str) -> str | None:
     """Regex body (no anchors) for one ignore-file line under git's wildmatch (``WM_PATHNAME``)."""
     out: list[str] = []
@@ -151,7 +163,7 @@ def wildmatch_to_regex(glob: str) -> str | None:
             j = i
             while j < n and glob[j] == "*":
                 j += 1
-            double = j - i >= 2 and (i == 0 or glob[i - 1] == "/")
+            double = any_depth(glob, i, j)
             if double and j == n:
                 out.append(".*")
             elif double and glob[j] == "/":

@@ -236,6 +236,7 @@ PATTERNS = [
     "a/*/*.*",
     "**/c*t*",
     "**/b*",
+    "b**/*",
 ]
 
 files_strategy = st.lists(
@@ -316,6 +317,25 @@ def test_a_leading_any_depth_group_lends_no_slash_to_the_literal_prefilter(
     files = {"axbyc": "x", "sub/axbyc": "x", "d/c.txt": "x", "sub/d/x/c.txt": "x", "keep": "x"}
     root = git_tree({".gitignore": gitignore, **files})
     assert sleuth_listed(root) == git_listed(root) == [".gitignore", "keep"]
+
+
+@needs_git
+def test_stars_right_after_the_literal_prefix_are_any_depth_as_in_git(git_tree: GitTree) -> None:
+    # git compares a path line's literal prefix as a string and runs wildmatch on the rest, so
+    # ``**`` right after it is a leading one: ``b**/*`` is ``b`` then ``**/*`` (matches ``b``)
+    gitignore = "b**/*\n.**/**[!a]\nc**/d*e*\n"
+    files = {"b": "x", "ba": "x", "ab": "x", "cde": "x", "c1/x/dxe": "x", "keep": "x"}
+    root = git_tree({".gitignore": gitignore, **files})
+    assert sleuth_listed(root) == git_listed(root) == ["ab", "keep"]
+
+
+@needs_git
+def test_a_line_that_can_never_match_runs_on_re2_too(git_tree: GitTree) -> None:
+    # a class of only "/" matches nothing under git's rules; its regex was a lookahead, which
+    # RE2 refuses, so with two repeats beside it every listing failed (error "internal")
+    gitignore = "*[/]*x*\n*a*[/]*\n*y*z*\n"
+    root = git_tree({".gitignore": gitignore, "bx": "x", "a": "x", "yz": "x", "keep": "x"})
+    assert sleuth_listed(root) == git_listed(root) == [".gitignore", "a", "bx", "keep"]
 
 
 @needs_git

@@ -17,8 +17,9 @@ one. Through a ``:match`` or capture the text goes exactly at the edge.
 Each edit answers a ``RESULT#`` selecting exactly the resulting text (a delete selects the empty
 position; inserted whole lines are selected as whole lines, like a ``:line`` reference: without
 their last line break), with a unified diff bounded to ``MAX_DIFF_LINES``/``MAX_DIFF_BYTES``, and
-keeps what ``undo`` needs in ``.sleuth/undo/``: each file's old bytes and the ranges the edit
-replaced, so an undo's answer selects the restored text, not whole files.
+keeps what ``undo`` needs in ``.sleuth/undo/`` (``undo_data``): each file's old bytes and the
+ranges the edit replaced, so an undo's answer selects the restored text, not whole files. The
+answer and the undo data are stored before the write (``Editor.land``).
 
 The parts have modules of their own: ``selections`` (the reference's selection and a target,
 refused when unsafe), ``splices`` (the bytes written over each range, whole lines, the line
@@ -27,18 +28,13 @@ endings) and ``diff`` (the bounded diff); this module plans, writes and undoes.
 
 from __future__ import annotations
 
-import contextlib
-import json
-import os
-import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Literal
 
+from sleuth.edit import undo_data
 from sleuth.edit.diff import unified_diff
 from sleuth.edit.journal import FileChange, commit
-from sleuth.edit.recovery import own_bytes, workspace_file_path
 from sleuth.edit.selections import EditSelections, text_arg
 from sleuth.edit.splices import (
     Splice,
@@ -49,18 +45,11 @@ from sleuth.edit.splices import (
     splice,
     uses_crlf,
 )
-from sleuth.errors import (
-    Conflict,
-    InvalidQuery,
-    NotFound,
-    UnsafeSelection,
-)
+from sleuth.errors import Conflict, InvalidQuery, UnsafeSelection
 from sleuth.resources.refs import parse_ref
 from sleuth.resources.selection import Range, Resolver, Selection, stale_files
 from sleuth.resources.views import ReadResult, Views
 from sleuth.workspace import FileText, Workspace, encoding_of, stamp_bytes
-from sleuth.workspace.rooted import read_regular, write_file
-from sleuth.workspace.state_folder import state_subdir
 
 __all__ = [
     "Editor",
@@ -252,151 +241,60 @@ class Editor(EditSelections):
                     results.append(Range(path, s, e, line, end_line, new_ft.stamp, lines=lines))
         if not changes:
             raise Conflict(f"{ref}: the edit changes nothing (the text is already there)")
-        commit(self._ws, changes, verify)
         sel = Selection(
             source=ref, ranges=sorted(results), result_id="", texts=texts, refreshed=refreshed
         )
-        answer = self._views.register(sel, kind, {"ref": ref}, None)
-        self.save_undo(answer.result, changes, replaced)
+        return self.land(sel, kind, {"ref": ref}, changes, replaced, verify)
+
+    def land(
+        self,
+        sel: Selection,
+        kind: str,
+        options: dict[str, Any],
+        changes: Sequence[FileChange],
+        replaced: dict[str, list[tuple[int, int]]],
+        verify: Sequence[FileChange] = (),
+    ) -> ReadResult:
+        """Write ``changes`` (all or nothing) and answer ``sel``, the text that results.
+
+        The answer's ``RESULT#`` row and the undo data are stored *before* the write: a step
+        that fails after it (the registry locked by another process, a full disk) would answer
+        ``timeout``/``internal`` for files already written, and a retry would apply the edit
+        twice (docs/SAFETY.md#undo). An edit refused at the write keeps no undo data."""
+        answer = self._views.register(sel, kind, options, None)
+        staged = undo_data.stage(self._ws, answer.result, changes, replaced)
+        try:
+            commit(self._ws, changes, verify)
+        except BaseException:
+            undo_data.drop(staged)
+            raise
+        undo_data.keep(self._ws, answer.result, staged)
         answer.changed = [c.path for c in changes]
         answer.diff, answer.diff_truncated = unified_diff(changes, answer.result)
         return answer
 
     # -- undo -------------------------------------------------------------------------------
 
-    def _undo_dir(self, result_id: str) -> Path:
-        return state_subdir(self._ws.state_dir, "undo") / result_id.removeprefix("RESULT#")
-
-    def save_undo(
-        self,
-        result_id: str,
-        changes: Sequence[FileChange],
-        spans: dict[str, list[tuple[int, int]]] | None = None,
-    ) -> None:
-        """Keep what ``undo`` needs: each file's old bytes, the stamp the edit left and the
-        ranges of the old bytes the edit replaced (what an undo's answer selects)."""
-        folder = self._undo_dir(result_id)
-        with contextlib.suppress(FileExistsError):
-            folder.mkdir()
-        files = []
-        for i, change in enumerate(changes):
-            write_file(folder / f"{i}.old", change.old)
-            entry: dict[str, Any] = {
-                "path": change.path,
-                "old": f"{i}.old",
-                "new_stamp": stamp_bytes(change.new),
-            }
-            if spans is not None and change.path in spans:
-                entry["spans"] = spans[change.path]
-            files.append(entry)
-        write_file(folder / "undo.json", json.dumps({"files": files}).encode())
-
-    def _undo_manifest(self, result_id: str, folder: Path) -> list[dict[str, Any]]:
-        """The files of the undo data in ``folder``, each entry as ``save_undo`` writes it (a
-        workspace file's path, the folder's own ``N.old``): undo writes what they name."""
-        try:
-            manifest = json.loads(own_bytes(folder, "undo.json"))
-            files = manifest["files"]
-            if not isinstance(files, list) or not all(
-                isinstance(entry, dict)
-                and entry.get("old") == f"{i}.old"
-                and isinstance(entry.get("new_stamp"), str)
-                and workspace_file_path(entry.get("path"))
-                for i, entry in enumerate(files)
-            ):
-                raise TypeError(files)
-            return files
-        except FileNotFoundError:
-            raise NotFound(
-                f"{result_id} is not an edit that can be undone (or was undone already)"
-            ) from None
-        except (OSError, ValueError, KeyError, TypeError):
-            raise NotFound(
-                f"the undo data of {result_id} is unreadable; it cannot be undone"
-            ) from None
-
     def undo(self, result_id: str) -> ReadResult:
         parsed = parse_ref(text_arg(result_id, "result"))
         if parsed.kind != "result":
             raise InvalidQuery(f"undo takes the RESULT# an edit answered, got {result_id}")
-        folder = self._undo_dir(parsed.result_id)
-        entries = self._undo_manifest(result_id, folder)
-        changes = []
-        moved = []
-        for entry in entries:
-            path = str(entry["path"])
-            if self._ws.is_denied(path):
-                raise NotFound(
-                    f"cannot undo {result_id}: path not found: {path}", details={"path": path}
-                )
-            try:
-                old = own_bytes(folder, str(entry["old"]))
-            except OSError:
-                raise NotFound(
-                    f"the undo data of {result_id} is unreadable; it cannot be undone"
-                ) from None
-            try:
-                current: bytes | None = read_regular(str(self._ws.root), path)
-            except OSError:
-                current = None  # gone, or no longer a regular file (a FIFO is never opened)
-            if current is None or stamp_bytes(current) != entry["new_stamp"]:
-                moved.append(path)
-                continue
-            changes.append(FileChange(path, str(entry["new_stamp"]), current, old))
-        if moved:
-            raise Conflict(
-                f"cannot undo {result_id}: {', '.join(moved)} changed after the edit; nothing "
-                "was written",
-                details={"files": moved},
-            )
-        commit(self._ws, changes)
+        folder, entries, changes = undo_data.plan(self._ws, parsed.result_id, result_id)
         ranges = []
         texts = {}
         for change, entry in zip(changes, entries, strict=True):
             ft = FileText(change.path, change.new, stamp_bytes(change.new), encoding_of(change.new))
             texts[change.path] = ft
-            ranges.extend(_restored(ft, entry.get("spans"), change.old))
-        done = folder.with_name(folder.name + ".undone")
-        if done.is_dir():
-            shutil.rmtree(done)  # an earlier undo of the same (redone) edit
-        os.rename(folder, done)
+            ranges.extend(undo_data.restored(ft, entry.get("spans"), change.old))
+        # the answer is stored before the write, as an edit's is (``land``)
         answer = self._views.register(
             Selection(source=result_id, ranges=sorted(ranges), result_id="", texts=texts),
             "undo",
             {"ref": result_id},
             None,
         )
+        commit(self._ws, changes)
+        undo_data.mark_undone(folder)
         answer.changed = [c.path for c in changes]
         answer.diff, answer.diff_truncated = unified_diff(changes, answer.result)
         return answer
-
-
-def _restored(ft: FileText, spans: object, undone: bytes) -> list[Range]:
-    """The ranges of ``ft`` an undo put back: the edit's spans; for undo data without them,
-    the one range where ``ft`` differs from the ``undone`` bytes (never the whole file)."""
-    out = []
-    if isinstance(spans, list) and all(
-        isinstance(p, list) and len(p) == 2 and all(isinstance(x, int) for x in p) for p in spans
-    ):
-        for s, e in spans:
-            if 0 <= s <= e <= len(ft.data):
-                line, _, end_line, _ = ft.locate(s, e)
-                out.append(Range(ft.path, s, e, line, end_line, ft.stamp))
-        if out:
-            return out
-    data = ft.data
-    limit = min(len(data), len(undone))
-    s = 0
-    while s < limit and data[s] == undone[s]:
-        s += 1
-    e = 0
-    while e < limit - s and data[-1 - e] == undone[-1 - e]:
-        e += 1
-    # never inside a UTF-8 character: the range is whole characters of the restored text
-    while 0 < s < len(data) and data[s] & 0xC0 == 0x80:
-        s -= 1
-    end = len(data) - e
-    while end < len(data) and data[end] & 0xC0 == 0x80:
-        end += 1
-    line, _, end_line, _ = ft.locate(s, end)
-    return [Range(ft.path, s, end, line, end_line, ft.stamp)]

@@ -44,8 +44,7 @@ from collections import defaultdict
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from sleuth.edit.diff import unified_diff
-from sleuth.edit.journal import FileChange, commit
+from sleuth.edit.journal import FileChange
 from sleuth.edit.operations import Editor
 from sleuth.edit.splices import Splice, splice
 from sleuth.errors import Conflict, InvalidQuery, NotFound, SleuthError, Unsupported
@@ -164,16 +163,14 @@ class Renamer:
             for start, end in _whole_words(new, [(p.start, p.end) for p in found]):
                 line, _, end_line, _ = new_ft.locate(start, end)
                 results.append(Range(path, start, end, line, end_line, new_ft.stamp))
-        commit(self._ws, changes)  # refuses unless every file still holds what the server saw
-        answer = self._views.register(
+        # the commit refuses unless every file still holds what the server saw
+        answer = self._editor.land(
             Selection(source=ref, ranges=sorted(results), result_id="", texts=texts),
             "rename",
             {"ref": ref, "new_name": new_name},
-            None,
+            changes,
+            replaced,
         )
-        self._editor.save_undo(answer.result, changes, replaced)
-        answer.changed = [c.path for c in changes]
-        answer.diff, answer.diff_truncated = unified_diff(changes, answer.result)
         answer.untouched = self._untouched(old_name)
         return answer
 

@@ -76,7 +76,7 @@ class EditSelections:
                 details={"reference": ref},
             )
         row = self._resolver.get_row(parsed)
-        from_all = parsed.is_all or bool(row.extra.get("incomplete_all"))
+        from_all = parsed.every_match or bool(row.extra.get("incomplete_all"))
         if not sel.complete and from_all:
             raise UnsafeSelection(
                 f"{ref} selects the matches of an incomplete result (not every file was "

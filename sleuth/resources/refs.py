@@ -64,6 +64,12 @@ class Ref:
     def is_all(self) -> bool:
         return self.kind == "search" and self.n is None
 
+    @property
+    def every_match(self) -> bool:
+        """Every match of a result: ``SEARCH#H:all:…`` and ``RESULT#H:all:NAME`` (every capture),
+        a partial set when the result is incomplete (edits refuse it then)."""
+        return self.n is None and self.kind in ("search", "capture")
+
 
 def looks_like_ref(text: str) -> bool:
     """True when ``text`` is meant as a reference (so a path is not read as one)."""

@@ -117,7 +117,7 @@ class Views:
             ref = parse_ref(target)
             check_count(self._resolver, ref)  # before resolving, which may complete a paged :all
             sel = self._resolver.resolve(target)
-            if ref.is_all and not sel.complete:
+            if ref.every_match and not sel.complete:
                 extra["incomplete_all"] = True  # edits must refuse it, as the :all itself
         else:
             sel = self._path_selection(target)

@@ -39,13 +39,14 @@ from sleuth.edit.selections import EditSelections, text_arg
 from sleuth.edit.splices import (
     Splice,
     encode,
+    keeps_encoding,
     line_break,
     line_edge,
     lines_splice,
     splice,
     uses_crlf,
 )
-from sleuth.errors import Conflict, InvalidQuery, UnsafeSelection
+from sleuth.errors import Conflict, InvalidQuery
 from sleuth.resources.refs import parse_ref
 from sleuth.resources.selection import Range, Resolver, Selection, stale_files
 from sleuth.resources.views import ReadResult, Views
@@ -176,9 +177,12 @@ class Editor(EditSelections):
             text = text.replace(b"\r\n", b"\n").replace(b"\n", b"\r\n")
         # to a line (PATH:LINE, a :line reference) the text goes as whole lines, as an insert
         # through a :line reference does; to a match, exactly at its start
-        plans[path].splices.append(
+        put = (
             lines_splice(target_ft, offset, text) if at_line_start else Splice(offset, offset, text)
         )
+        # bytes of files that are not UTF-8 go as they are into another such file
+        put.verbatim = all(self._file(sel, r.path).encoding == "binary-safe" for r in sel.ranges)
+        plans[path].splices.append(put)
         # the copied text must still be what the sources hold when the target is written
         sources = [
             FileChange(p, ft.stamp, ft.data, ft.data)
@@ -224,12 +228,7 @@ class Editor(EditSelections):
             plan = plans[path]
             new, placed = splice(plan.ft, plan.splices)
             replaced[path] = sorted((sp.start, sp.end) for sp in plan.splices)
-            if plan.ft.encoding != "binary-safe" and encoding_of(new) == "binary-safe":
-                raise UnsafeSelection(
-                    f"the edit would leave invalid UTF-8 in {path} (a range splits a character, "
-                    "or the text comes from a file in another encoding); nothing was written",
-                    details={"path": path},
-                )
+            keeps_encoding(plan.ft, new, plan.splices)
             if new == plan.ft.data:
                 continue
             changes.append(FileChange(path, plan.ft.stamp, plan.ft.data, new))

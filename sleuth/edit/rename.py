@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING, Any
 
 from sleuth.edit.journal import FileChange
 from sleuth.edit.operations import Editor
-from sleuth.edit.splices import Splice, splice
+from sleuth.edit.splices import Splice, keeps_encoding, splice
 from sleuth.errors import Conflict, InvalidQuery, NotFound, SleuthError, Unsupported
 from sleuth.query.name_syntax import NameSyntax, name_syntax
 from sleuth.query.servers import LanguageServers
@@ -156,6 +156,7 @@ class Renamer:
             ]
             spans = [(sp.start, sp.end) for sp in splices]
             new, found = splice(ft, splices)  # the edit layer's own splice: end first, no overlap
+            keeps_encoding(ft, new, splices)
             changes.append(FileChange(path, ft.stamp, ft.data, new))
             replaced[path] = _whole_words(ft.data, spans)
             new_ft = _file_text(path, new)

@@ -12,12 +12,13 @@ break too (docs/edits.md#delete).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from sleuth.errors import Conflict
+from sleuth.errors import Conflict, UnsafeSelection
 from sleuth.resources.selection import Range
-from sleuth.workspace import FileText
+from sleuth.workspace import FileText, encoding_of
 
 __all__ = [
     "Placed",
@@ -28,6 +29,7 @@ __all__ = [
     "lines_splice",
     "line_break",
     "splice",
+    "keeps_encoding",
 ]
 
 
@@ -41,6 +43,9 @@ class Splice:
     select: tuple[int, int] | None = None
     """Inserted whole lines: the slice of ``text`` the answer selects, as whole lines (without
     the line break that ends them, or the one put before them at the end of a file)."""
+    verbatim: bool = False
+    """``text`` is bytes copied from files that are not UTF-8 either, written as they are
+    (``keeps_encoding``)."""
 
 
 class Placed(NamedTuple):
@@ -166,3 +171,27 @@ def splice(ft: FileText, splices: list[Splice]) -> tuple[bytes, list[Placed]]:
         shift += len(sp.text) - (sp.end - sp.start)
     out.append(data[pos:])
     return b"".join(out), result
+
+
+def keeps_encoding(ft: FileText, new: bytes, splices: Sequence[Splice]) -> None:
+    """``unsafe_selection`` when the edit of ``ft`` into ``new`` would break its encoding
+    (docs/edits.md#what-an-edit-refuses): a UTF-8 file left with invalid UTF-8 (a range that
+    splits a character, bytes copied from a file in another encoding), or a file that is not
+    UTF-8 given text that is not ASCII. sleuth does not know such a file's encoding (Latin-1,
+    Shift-JIS, ...): text is written as UTF-8, and its non-ASCII characters would turn into
+    other characters there. Bytes copied from a file that is not UTF-8 either go as they are."""
+    if ft.encoding != "binary-safe":
+        if encoding_of(new) == "binary-safe":
+            raise UnsafeSelection(
+                f"the edit would leave invalid UTF-8 in {ft.path} (a range splits a character, "
+                "or the text comes from a file in another encoding); nothing was written",
+                details={"path": ft.path},
+            )
+        return
+    if any(not sp.verbatim and not sp.text.isascii() for sp in splices):
+        raise UnsafeSelection(
+            f"{ft.path} is not UTF-8 and sleuth does not know its encoding: the edit's text is "
+            "not ASCII, and written as UTF-8 it would turn into other characters there; nothing "
+            "was written — write those characters in the file's own encoding with your editor",
+            details={"path": ft.path, "encoding": "binary-safe"},
+        )

@@ -172,9 +172,10 @@ class Editor(EditSelections):
                 if r.path == path and r.start_byte < offset < r.end_byte:
                     raise Conflict(f"cannot move {ref} into itself ({path})")
                 plans[r.path].splices.append(Splice(r.start_byte, r.end_byte, b"", lines=r.lines))
-        text = blob
+        # the target's line endings, both ways (as ``encode`` gives the text of an insert)
+        text = blob.replace(b"\r\n", b"\n")
         if uses_crlf(target_ft.data):
-            text = text.replace(b"\r\n", b"\n").replace(b"\n", b"\r\n")
+            text = text.replace(b"\n", b"\r\n")
         # to a line (PATH:LINE, a :line reference) the text goes as whole lines, as an insert
         # through a :line reference does; to a match, exactly at its start
         put = (

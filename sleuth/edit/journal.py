@@ -11,7 +11,7 @@ workspace's edit lock:
 2. the journal is written: per file its old bytes, its new bytes and the name of its temporary
    file, then ``manifest.json`` (state ``prepared``), all fsynced;
 3. every temporary file is written in the verified folder (by its descriptor), then each file
-   is verified once more and only then renamed over the original — the window in which an
+   is verified once more (its bytes and its mode) and only then renamed over the original — the window in which an
    outside write can be lost is the rename itself;
 4. the manifest is rewritten ``committed``, then the journal is removed.
 
@@ -312,13 +312,20 @@ def _write_verified(
         for change, (loc, mode), entry in zip(changes, located, entries, strict=True):
             write_in(loc.dir_fd, str(entry["temp"]), change.new, mode)
         moved = []
-        for change, (loc, _), _entry in zip(changes, located, entries, strict=True):
+        for change, (loc, mode), _entry in zip(changes, located, entries, strict=True):
             _fault(ws, "before-rename", change.path)
             try:
-                current = read_in(loc.dir_fd, loc.name)[0]
+                current, st = read_in(loc.dir_fd, loc.name)
             except OSError:
-                current = None
-            if current is None or not verify_current(current, change):
+                current, st = None, None
+            # a mode changed since the verification (chmod 0444, +x) is the user's too: the
+            # rename would give the file the verified mode its temporary file was made with
+            if (
+                current is None
+                or st is None
+                or not verify_current(current, change)
+                or stat.S_IMODE(st.st_mode) != mode
+            ):
                 moved.append(change.path)
         if moved:
             raise _stale(moved)

@@ -1,7 +1,8 @@
 """What ``undo`` needs of an edit, kept in ``.sleuth/undo/<id>/`` (docs/edits.md#undo).
 
 Each file's old bytes (``N.old``), the stamp the edit left and the ranges of the old bytes the
-edit replaced (what an undo's answer selects), listed in ``undo.json``. The data is *staged*
+edit replaced (what an undo's answer selects), listed in ``undo.json`` with the root folder's
+device and inode (undo data that arrived with the tree is not this root's). The data is *staged*
 (``stage``) before a file is written and only put in place (``keep``) once the edit landed, so
 an edit refused at the write leaves nothing to undo, and nothing that can fail is left for
 after the write (docs/SAFETY.md#undo): an error there would answer a landed edit as one that
@@ -21,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from sleuth.edit.journal import FileChange
-from sleuth.edit.recovery import own_bytes, workspace_file_path
+from sleuth.edit.recovery import own_bytes, root_id, workspace_file_path
 from sleuth.errors import Conflict, NotFound, SleuthError
 from sleuth.resources.selection import Range
 from sleuth.workspace import FileText, Workspace, stamp_bytes
@@ -59,7 +60,8 @@ def stage(
             if spans is not None and change.path in spans:
                 entry["spans"] = spans[change.path]
             files.append(entry)
-        write_file(staged / "undo.json", json.dumps({"files": files}).encode())
+        manifest = {"root": root_id(ws), "files": files}
+        write_file(staged / "undo.json", json.dumps(manifest).encode())
     except BaseException:
         drop(staged)
         raise
@@ -96,7 +98,7 @@ def plan(
     """The undo data of ``result_id`` (a ``RESULT#`` as ``text`` gave it) and the changes that
     restore it; ``not_found`` without data, ``conflict`` when a file moved on since the edit."""
     folder = _folder(ws, result_id)
-    entries = _manifest(text, folder)
+    entries = _manifest(ws, text, folder)
     changes = []
     moved = []
     for entry in entries:
@@ -123,11 +125,16 @@ def plan(
     return folder, entries, changes
 
 
-def _manifest(text: str, folder: Path) -> list[dict[str, Any]]:
+def _manifest(ws: Workspace, text: str, folder: Path) -> list[dict[str, Any]]:
     """The files of the undo data in ``folder``, each entry as ``stage`` writes it (a
-    workspace file's path, the folder's own ``N.old``): undo writes what they name."""
+    workspace file's path, the folder's own ``N.old``): undo writes what they name. Only undo
+    data written for this very root folder (its device and inode, which no one knows before
+    the tree is checked out) is used: a ``.sleuth/`` can arrive with the tree, and planted undo
+    data would write bytes no edit of this workspace replaced (docs/SAFETY.md#undo)."""
     try:
         manifest = json.loads(own_bytes(folder, "undo.json"))
+        if manifest["root"] != root_id(ws):
+            raise FileNotFoundError(folder)  # not an edit made here
         files = manifest["files"]
         if not isinstance(files, list) or not all(
             isinstance(entry, dict)

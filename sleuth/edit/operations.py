@@ -165,7 +165,9 @@ class Editor(EditSelections):
         plans = self._plans(sel) if move else {}
         if path not in plans:
             plans[path] = _FilePlan(target_ft)
-        elif plans[path].ft.stamp != target_ft.stamp:
+        if sel.texts.get(path, target_ft).stamp != target_ft.stamp:
+            # the source's bytes and the target's are one file's: the text is copied from the
+            # bytes it is written into, never from bytes the file held before
             raise Conflict(f"{path} changed while the edit was prepared; try again")
         if move:
             for r in sel.ranges:

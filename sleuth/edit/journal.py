@@ -156,6 +156,7 @@ def _verify(ws: Workspace, change: FileChange) -> tuple[Located, int] | None:
     if current is None or st is None or not verify_current(current, change):
         loc.close()
         return None
+    loc.inode = (st.st_dev, st.st_ino)
     return loc, stat.S_IMODE(st.st_mode)
 
 
@@ -269,15 +270,20 @@ def _same_file_again(
 ) -> bool:
     """Whether ``change`` names a file already in the edit under another name (a symlinked
     file and its target): True when it writes the same bytes (an ``:all`` over both names),
-    ``conflict`` when other bytes — the last rename would silently drop the other change."""
+    ``conflict`` when other bytes — the last rename would silently drop the other change.
+    Two hard links of one file are two names of it too: other bytes are ``conflict`` (a move
+    between them left the line in neither or twice), the same bytes are written through both
+    (a rename makes a new file: writing one name would leave the other with the old bytes)."""
     for other, (where, _) in zip(kept, located, strict=True):
-        if where.real == loc.real:
+        linked = where.real != loc.real and where.inode is not None and where.inode == loc.inode
+        if where.real == loc.real or linked:
             if other.new == change.new:
-                return True
+                return not linked
+            how = "two hard links" if linked else f"{loc.real}; a symlink names it twice"
             raise Conflict(
-                f"{other.path} and {change.path} are one file ({loc.real}; a symlink names it "
-                "twice): one edit cannot change it through both names differently; nothing was "
-                "written — edit it through one name",
+                f"{other.path} and {change.path} are one file ({how}): one edit cannot change "
+                "it through both names differently; nothing was written — edit it through one "
+                "name",
                 details={"files": [other.path, change.path]},
             )
     return False

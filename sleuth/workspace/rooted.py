@@ -130,6 +130,8 @@ class Located:
     name: str
     real: str
     """The file's real path relative to the root (differs from the asked path for a link)."""
+    inode: tuple[int, int] | None = None
+    """(device, inode) of the file as verified, once read (two hard links share it)."""
 
     def close(self) -> None:
         with contextlib.suppress(OSError):

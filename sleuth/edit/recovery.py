@@ -28,7 +28,7 @@ from pathlib import Path
 from sleuth.errors import SleuthError
 from sleuth.workspace import Workspace, stamp_bytes
 from sleuth.workspace.path_checks import in_git_folder, in_state_folder
-from sleuth.workspace.paths import normalize_rel
+from sleuth.workspace.paths import EDIT_TEMP_PREFIX, normalize_rel
 from sleuth.workspace.rooted import (
     Located,
     locate,
@@ -56,7 +56,7 @@ __all__ = [
 
 JOURNAL_DIR = "journal"
 RECOVERED_DIR = "recovered"
-TEMP_PREFIX = ".sleuth-tmp-"
+TEMP_PREFIX = EDIT_TEMP_PREFIX
 
 
 def rename_into(loc: Located, temp_name: str) -> None:

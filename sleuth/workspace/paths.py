@@ -16,7 +16,18 @@ from collections.abc import Callable, Iterator, Sequence
 from sleuth.errors import InvalidPath
 from sleuth.workspace.user_globs import GlobSyntaxError, compile_bodies, parse_glob
 
-__all__ = ["normalize_rel", "ancestors", "PathGlobs", "split_globs", "reportable_name"]
+__all__ = [
+    "normalize_rel",
+    "ancestors",
+    "PathGlobs",
+    "split_globs",
+    "reportable_name",
+    "EDIT_TEMP_PREFIX",
+]
+
+EDIT_TEMP_PREFIX = ".sleuth-tmp-"
+"""The name of an edit's temporary file starts so (``.sleuth-tmp-<id>-<n>``, in the folder of
+the file it replaces): sleuth's own, never listed (docs/faces.md#which-files-are-searched)."""
 
 _UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 """Characters that would break a line of an answer's text (newlines, the separators

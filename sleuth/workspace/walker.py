@@ -47,7 +47,7 @@ from sleuth.workspace.ignore import (
     rules_key,
 )
 from sleuth.workspace.path_checks import is_internal
-from sleuth.workspace.paths import PathGlobs, ancestors, reportable_name
+from sleuth.workspace.paths import EDIT_TEMP_PREFIX, PathGlobs, ancestors, reportable_name
 from sleuth.workspace.policy import AccessPolicy
 
 __all__ = [
@@ -354,6 +354,8 @@ class Walker:
             regular = e.is_file(follow_symlinks=False)
             if not regular and not e.is_symlink():
                 continue  # fifo, socket, device: never listed or opened
+            if name.startswith(EDIT_TEMP_PREFIX):
+                continue  # an edit's temporary file, renamed over its file in a moment
             if deny is not None and deny.match(rel):
                 continue
             if levels and ignored_name(levels, name, False):

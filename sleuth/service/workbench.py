@@ -76,6 +76,7 @@ def strict(verb: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
             if isinstance(bench, Workbench):
                 # a deny glob added since the last call cloaks in this one (docs/SAFETY.md)
                 bench.workspace.refresh_config()
+                bench.recover_crashed_edit()
             return method(*args, **kwargs)
 
         return call
@@ -134,10 +135,24 @@ class Workbench:
         self._finder = Finder(self.workspace, self._searches, views.frecency)
         self._editor_: Editor | None = None
         self._release = self.session.hold(self._close_resources)
-        if (self.workspace.root / ".sleuth" / "journal").is_dir():
+        self.recover_crashed_edit()
+
+    def recover_crashed_edit(self) -> None:
+        """Roll back an edit a killed process left half done (docs/SAFETY.md#the-journal-and-
+        recovery), at the start and before every call: a long-running face would otherwise
+        answer the torn files until its own next edit. One ``scandir`` of the (almost always
+        empty) journal folder; a live writer's journal is left to it (``recover`` only tries
+        the edit lock)."""
+        try:
+            with os.scandir(self.workspace.root / ".sleuth" / "journal") as entries:
+                pending = next(entries, None) is not None
+        except OSError:
+            return
+        if pending:
             from sleuth.edit.journal import recover
 
-            recover(self.workspace)  # finish or roll back an interrupted edit (docs/edits.md)
+            if recover(self.workspace):
+                self.workspace.note_changed()  # files rolled back: read them again
 
     @property
     def _engines(self) -> Engines:

@@ -23,11 +23,21 @@ from typing import Literal
 
 from sleuth.errors import InvalidQuery
 
-__all__ = ["Ref", "parse_ref", "looks_like_ref", "capture_ref", "Unit", "CAPTURE_SPANS"]
+__all__ = [
+    "Ref",
+    "parse_ref",
+    "looks_like_ref",
+    "capture_ref",
+    "Unit",
+    "CAPTURE_SPANS",
+    "MAX_MATCH_NUMBER",
+]
 
 Unit = Literal["line", "match"]
 
 _ID = r"[0-9a-f]{8}"
+MAX_MATCH_NUMBER = 999_999_999
+"""The largest match number a reference names (nine digits)."""
 _SEARCH = re.compile(rf"SEARCH#({_ID})(?::(all|[1-9][0-9]{{0,8}}):(line|match))?")
 _RESULT = re.compile(rf"RESULT#({_ID})")
 _CAPTURE = re.compile(rf"RESULT#({_ID}):(all|[1-9][0-9]{{0,8}}):([A-Z0-9_]{{1,160}})")

@@ -30,7 +30,7 @@ from sleuth.resources.read_bounds import (
     narrow_hint,
     window,
 )
-from sleuth.resources.refs import looks_like_ref, parse_ref
+from sleuth.resources.refs import MAX_MATCH_NUMBER, looks_like_ref, parse_ref
 from sleuth.resources.registry import Registry
 from sleuth.resources.registry_rows import MatchRow, ResultRow
 from sleuth.resources.selection import Range, Resolver, Selection
@@ -214,6 +214,8 @@ class Views:
         picked: list[str] = []
         for i in dict.fromkeys(items):
             if parsed.kind == "search":
+                if i > MAX_MATCH_NUMBER:  # no reference names it: no such match
+                    raise NotFound(f"{ref}: result {row.id} has no match {i}")
                 picked.append(f"{row.id}:{i}:{parsed.unit}")
             else:
                 picked.append(str(i))

@@ -195,6 +195,12 @@ def test_select_registers_a_subset(wb: Workbench) -> None:
         wb.select(rid, [9])
     with pytest.raises(InvalidQuery):
         wb.select(rid, [])
+    # past the largest match number a reference can name: no such match either (it answered
+    # invalid_query "malformed reference SEARCH#…:1000000001:match", a reference never passed)
+    for huge in (1_000_000_001, 2**63):
+        with pytest.raises(NotFound) as caught:
+            wb.select(rid, [1, huge])
+        assert "malformed" not in caught.value.message
 
 
 def test_read_path_windows(wb: Workbench) -> None:

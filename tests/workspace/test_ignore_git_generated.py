@@ -13,13 +13,11 @@ pattern as in ripgrep, where git matches nothing (docs/faces.md#which-files-are-
 
 from __future__ import annotations
 
-import tempfile
-from pathlib import Path
-
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from .conftest import git_init, git_listed, needs_git, sleuth_listed, write_tree
+from .conftest import needs_git
+from .test_ignore_git import assert_lists_as_git
 
 PIECES = [
     "a",
@@ -78,19 +76,6 @@ def lines(draw: st.DrawFn) -> str:
     return ("!" if draw(st.integers(0, 5)) == 0 else "") + body
 
 
-def _tree(names: list[str]) -> dict[str, str | bytes]:
-    files: dict[str, str | bytes] = {}
-    folders: set[str] = set()
-    for p in names:
-        parts = p.split("/")
-        dirs = {"/".join(parts[:i]) for i in range(1, len(parts))}
-        if p in folders or dirs & files.keys():
-            continue
-        files[p] = "x"
-        folders |= dirs
-    return files
-
-
 @needs_git
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
@@ -99,13 +84,4 @@ def _tree(names: list[str]) -> dict[str, str | bytes]:
     nested=st.lists(lines(), max_size=2),
 )
 def test_generated_lines_equal_git(names: list[str], top: list[str], nested: list[str]) -> None:
-    tree = _tree(names)
-    with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp) / "ws"
-        root.mkdir()
-        git_init(root)
-        write_tree(root, tree)
-        (root / ".gitignore").write_text("\n".join(top) + "\n", encoding="utf-8")
-        if nested and (root / "x").is_dir():
-            (root / "x" / ".gitignore").write_text("\n".join(nested) + "\n", encoding="utf-8")
-        assert sleuth_listed(root) == git_listed(root)
+    assert_lists_as_git(names, "\n".join(top), "\n".join(nested), "x")

@@ -14,18 +14,22 @@ Only what the base says exactly is derived: not a scope naming a file (an explic
 listed even when ignored, and the base holds no ignored file), not a folder with no listed file
 (it may be an ignored folder, which a walk from it would still list), and nothing at all when
 the base counted unreadable entries (where they were is not kept). ``ignored`` is the base's
-count, not narrowed (no one reads it as a figure of the narrower listing).
+count, not narrowed (no one reads it as a figure of the narrower listing). ``listing_key`` is
+what a kept listing is filed under, ``copy_listing`` a copy whose skip counts a caller may add
+to.
 """
 
 from __future__ import annotations
 
 import bisect
+from collections.abc import Sequence
+from dataclasses import replace
 
 from sleuth.model import SkipCounts
 from sleuth.workspace.paths import PathGlobs
 from sleuth.workspace.walker import FileEntry, FileList
 
-__all__ = ["derive_listing", "excludes_nothing", "names_of"]
+__all__ = ["derive_listing", "excludes_nothing", "names_of", "listing_key", "copy_listing"]
 
 
 def _scoped(files: list[FileEntry], rel: str) -> list[FileEntry] | None:
@@ -111,3 +115,15 @@ def derive_listing(
             continue
         kept.append(entry)
     return FileList(kept, SkipCounts(too_large=too_large), base.ignored)
+
+
+def listing_key(
+    rel: str, include: Sequence[str], exclude: Sequence[str], any_size: bool
+) -> tuple[object, ...]:
+    """What a kept listing is filed under (``Workspace.list_files``)."""
+    return (rel, tuple(include), tuple(exclude), any_size)
+
+
+def copy_listing(listing: FileList) -> FileList:
+    """A listing whose skip counters the caller may add to without touching the cached one."""
+    return replace(listing, skipped=replace(listing.skipped))

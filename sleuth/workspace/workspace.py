@@ -15,7 +15,6 @@ import os
 import stat
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +22,13 @@ from sleuth.errors import InvalidPath
 from sleuth.model import OnProgress, SkipCounts
 from sleuth.tuning import Tuning
 from sleuth.workspace.ignore import IgnoreStack, RulesCache, base_stack, outside_signature
-from sleuth.workspace.listing_filter import derive_listing, excludes_nothing, names_of
+from sleuth.workspace.listing_filter import (
+    copy_listing,
+    derive_listing,
+    excludes_nothing,
+    listing_key,
+    names_of,
+)
 from sleuth.workspace.listing_patch import patch_listings
 from sleuth.workspace.path_checks import (
     folders_real,
@@ -48,18 +53,6 @@ from sleuth.workspace.walker import FileEntry, FileList, PrefetchedListings, Wal
 from sleuth.workspace.watch import ChangeWatcher
 
 __all__ = ["Workspace"]
-
-
-def _listing_key(
-    rel: str, include: Sequence[str], exclude: Sequence[str], any_size: bool
-) -> tuple[object, ...]:
-    """What a kept listing is filed under (``Workspace.list_files``)."""
-    return (rel, tuple(include), tuple(exclude), any_size)
-
-
-def _copy_listing(listing: FileList) -> FileList:
-    """A listing whose skip counters the caller may add to without touching the cached one."""
-    return replace(listing, skipped=replace(listing.skipped))
 
 
 class Workspace:
@@ -259,15 +252,15 @@ class Workspace:
         """
         rel = self.validate_path(scope) if scope else ""
         generation = self.generation
-        key = _listing_key(rel, include, exclude, any_size)
+        key = listing_key(rel, include, exclude, any_size)
         if generation is not None:
             hit = self._listings.get(key)
             if hit is not None and hit[0] == generation:
-                return _copy_listing(hit[1])
+                return copy_listing(hit[1])
             derived = self._derived(rel, include, exclude, any_size, generation)
             if derived is not None:
                 if not (rel or include or exclude):  # the plain listing: kept (one key)
-                    self._listings[key] = (generation, _copy_listing(derived))
+                    self._listings[key] = (generation, copy_listing(derived))
                 return derived
         listing = None
         if self._prefetched is not None:
@@ -278,7 +271,7 @@ class Workspace:
         if listing is None:
             listing = self._walk(rel, include, exclude, any_size)
         if generation is not None and generation == self.generation:
-            self._listings[key] = (generation, _copy_listing(listing))
+            self._listings[key] = (generation, copy_listing(listing))
         return listing
 
     def _derived(
@@ -295,7 +288,7 @@ class Workspace:
         the whole tree's listing is there. Only the plain listing is kept of those derived: a
         glob or scope used once (the benchmarks' nonces, an agent's one-off exclude) would
         fill the cache."""
-        base_key = _listing_key("", (), (), True)
+        base_key = listing_key("", (), (), True)
         kept = self._listings.get(base_key)
         if kept is None or kept[0] != generation:
             if rel:
@@ -303,7 +296,7 @@ class Workspace:
             base = self._walk("", (), (), True)
             if generation != self.generation:
                 return None  # something changed during the walk: walk the key itself
-            self._listings[base_key] = (generation, _copy_listing(base))
+            self._listings[base_key] = (generation, copy_listing(base))
         else:
             base = kept[1]
         inc, exc = split_globs(include, exclude)

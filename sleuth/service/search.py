@@ -21,15 +21,14 @@ finish a paged result or re-run an ``:all`` refresh, and it owns the warm engine
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Iterator
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from sleuth.languages import language_for_path
+from sleuth.query.collect import chunks, collect, count_policy, count_within
 from sleuth.query.execute import Engines, Prepared, prepare
 from sleuth.query.request import SearchRequest
-from sleuth.query.scan import Scanner, Stage, resume_key
+from sleuth.query.scan import Stage
 from sleuth.resources.refs import looks_like_ref
 from sleuth.resources.registry import Registry
 from sleuth.resources.registry_rows import ResultRow
@@ -40,7 +39,6 @@ from sleuth.tuning import Collector
 from sleuth.workspace import Workspace
 
 if TYPE_CHECKING:
-    from sleuth.model import Match
     from sleuth.query.index import IndexKeeper
 
 __all__ = ["Searches", "SUGGEST_BUDGET_S"]
@@ -48,7 +46,6 @@ __all__ = ["Searches", "SUGGEST_BUDGET_S"]
 SUGGEST_BUDGET_S = 0.5
 MAX_SUGGESTIONS = 5
 EXTEND_AHEAD_MAX = 30_000  # a later page stores up to this many matches beyond the ones it shows
-FILE_SLACK = 1000  # a file with more matches than the page needs + this is paged inside itself
 STORE_CHUNK = 2000  # a later page's scan stores its matches this many at a time (``_extend``)
 _FILLED_IN_ORDER = frozenset({"literal", "regex", "boolean", "broadened", "ast"})
 """Modes whose matches come in path order, so a first page may stop once they fill it."""
@@ -212,18 +209,18 @@ class Searches:
         for stage in prepared.stages:
             scanner = prepared.scanner(stage)
             enough = self._fill_test(prepared, result_id, stage)
-            stored, resume_after = _collect(scanner, req.page_limit + 1, None, enough)
+            stored, resume_after = collect(scanner, req.page_limit + 1, None, enough)
             if stored or stage is prepared.stages[-1]:
                 break
         total: int | None = len(stored)
         counted = len(stored)
         if resume_after is not None:
-            always, budget = _count_policy(prepared)
-            counted, exact = _count(scanner, resume_after, len(stored), always, budget)
+            always, budget = count_policy(prepared)
+            counted, exact = count_within(scanner, resume_after, len(stored), always, budget)
             total = counted if exact else None
             if total is not None and total <= prepared.ws.tuning.snapshot_max:
                 # small enough to keep whole: later pages then never depend on the disk
-                rest, _ = _collect(scanner, total + 1, resume_after)
+                rest, _ = collect(scanner, total + 1, resume_after)
                 stored.extend(rest)
                 resume_after = None
         row = self.pager.new_row(
@@ -268,9 +265,7 @@ class Searches:
         # (they idled through one store of the whole extension before), and each store
         # leaves the result whole (its resume key after the last file stored).
         chunk = STORE_CHUNK if fill is None else None
-        for more, resume_after in _chunks(
-            scanner, need - row.stored, row.resume_after, fill, chunk
-        ):
+        for more, resume_after in chunks(scanner, need - row.stored, row.resume_after, fill, chunk):
             row.resume_after = resume_after
             if resume_after is None:
                 row.total = row.stored + len(more)
@@ -325,78 +320,3 @@ def _warn(result: SearchResult, row: ResultRow) -> None:
     said = "\n".join(str(w) for _, w in sorted(warnings.items()))
     if said:
         result.extra["pattern_warning"] = said
-
-
-def _collect(
-    scanner: Scanner,
-    want: int,
-    after: str | None,
-    enough: Callable[[list[Match]], bool] | None = None,
-) -> tuple[list[Match], str | None]:
-    """At least ``want`` matches in order, or fewer once ``enough`` says they fill the page;
-    (matches, resume key or None when the scan ended).
-
-    A page ends with a whole file, unless that file alone holds far more matches than the page
-    needs (a minified bundle): then it ends inside the file and the key says where.
-    """
-    ((out, resume_after),) = list(_chunks(scanner, want, after, enough))
-    return out, resume_after
-
-
-def _chunks(
-    scanner: Scanner,
-    want: int,
-    after: str | None,
-    enough: Callable[[list[Match]], bool] | None = None,
-    chunk: int | None = None,
-) -> Iterator[tuple[list[Match], str | None]]:
-    """``_collect``'s matches in pieces of whole files, each of at least ``chunk`` matches
-    (one piece when None) but the last, with the resume key after each piece (None after the
-    last when the scan ended). ``enough`` is given the matches of the piece so far."""
-    out: list[Match] = []
-    got = 0  # the matches of the pieces handed out
-    for hits in scanner.iter_hits(after):
-        need = want - got - len(out)
-        if len(hits.found) > need + FILE_SLACK:
-            out.extend(hits.build(need))
-            yield out, resume_key(hits.path, hits.found[need - 1], hits.first + need - 1)
-            return
-        out.extend(hits.build())
-        if got + len(out) >= want or (enough is not None and enough(out)):
-            yield out, resume_key(hits.path)
-            return
-        if chunk is not None and len(out) >= chunk:
-            got += len(out)
-            yield out, resume_key(hits.path)
-            out = []
-    yield out, None
-
-
-def _count_policy(prepared: Prepared) -> tuple[int, float]:
-    """(files past the page always counted, time budget for the rest) of a first page.
-
-    A small tree is always counted exactly (docs/json.md#search). In a larger one the count
-    gets only ``Tuning.count_budget_s``: a structural count parses and matches every file
-    (measured: a budget equal to the page's own time doubled the cold CLI's
-    `$X.objects.filter($$$)` on Django, 0.8 of 1.6 s), and even a text count of a thousand
-    files more was 130 ms of a warm 150 ms kernel page whose matches took 20 (the page is what
-    the caller waits for; ``total_at_least`` says the count is a floor).
-    """
-    tuning = prepared.ws.tuning
-    if len(prepared.files) > tuning.small_tree_files:
-        return 0, tuning.count_budget_s
-    return tuning.small_tree_files, tuning.count_budget_s
-
-
-def _count(
-    scanner: Scanner, after: str, so_far: int, always: int, budget: float
-) -> tuple[int, bool]:
-    """(count, exact): the rest counted; the first ``always`` files whatever it costs, the
-    others within ``budget`` seconds."""
-    deadline = time.monotonic() + budget
-    total = so_far
-    for files, n in enumerate(scanner.count_rest(after), start=1):
-        total += n
-        if files > always and time.monotonic() > deadline:
-            return total, False
-    return total, True

@@ -33,7 +33,6 @@ from pathlib import Path
 from sleuth.edit.recovery import (
     JOURNAL_DIR,
     RECOVERED_DIR,
-    TEMP_PREFIX,
     edit_lock,
     recover,
     recover_locked,
@@ -51,6 +50,7 @@ from sleuth.errors import (
 )
 from sleuth.workspace import Workspace, stamp_bytes
 from sleuth.workspace.path_checks import off_limits, path_not_found
+from sleuth.workspace.paths import EDIT_TEMP_PREFIX
 from sleuth.workspace.policy import CONFIG_FILES, config_in
 from sleuth.workspace.rooted import Located, locate, read_in, unlink_in, write_file, write_in
 from sleuth.workspace.state_folder import state_subdir
@@ -305,7 +305,7 @@ def _write_verified(
                 "old": f"{i}.old",
                 "new": f"{i}.new",
                 "mode": mode,
-                "temp": f"{TEMP_PREFIX}{txid}-{i}",
+                "temp": f"{EDIT_TEMP_PREFIX}{txid}-{i}",
                 "real": loc.real,
                 "new_stamp": stamp_bytes(change.new),
             }

@@ -38,7 +38,12 @@ from sleuth.workspace.rooted import (
     write_file,
     write_in,
 )
-from sleuth.workspace.state_folder import state_subdir
+from sleuth.workspace.state_folder import (
+    JOURNAL_DIR,
+    STATE_DIR,
+    journal_pending,
+    state_subdir,
+)
 
 __all__ = [
     "recover",
@@ -49,14 +54,11 @@ __all__ = [
     "root_id",
     "JOURNAL_DIR",
     "RECOVERED_DIR",
-    "TEMP_PREFIX",
     "own_bytes",
     "workspace_file_path",
 ]
 
-JOURNAL_DIR = "journal"
 RECOVERED_DIR = "recovered"
-TEMP_PREFIX = EDIT_TEMP_PREFIX
 
 
 def rename_into(loc: Located, temp_name: str) -> None:
@@ -88,14 +90,14 @@ def edit_lock(ws: Workspace, *, wait: bool = True) -> Iterator[bool]:
 def recover(ws: Workspace) -> list[str]:
     """Finish what a crashed edit left behind; returns the files rolled back. Never raises for
     what it finds: files it cannot roll back are reported in ``.sleuth/recovered/``."""
-    if not (ws.root / ".sleuth" / JOURNAL_DIR).is_dir():
+    if not journal_pending(ws.root):
         return []
     with edit_lock(ws, wait=False) as locked:
         return recover_locked(ws) if locked else []
 
 
 def _journal_folders(ws: Workspace) -> list[Path]:
-    root = ws.root / ".sleuth" / JOURNAL_DIR
+    root = ws.root / STATE_DIR / JOURNAL_DIR
     try:
         entries = sorted(os.scandir(root), key=lambda e: e.name)
     except OSError:
@@ -175,7 +177,7 @@ def _entry_ok(ws: Workspace, txid: str, i: int, entry: object) -> bool:
     """Whether ``entry`` is the ``i``-th file entry ``commit`` writes in journal ``txid``."""
     if not isinstance(entry, dict):
         return False
-    names = {"old": f"{i}.old", "new": f"{i}.new", "temp": f"{TEMP_PREFIX}{txid}-{i}"}
+    names = {"old": f"{i}.old", "new": f"{i}.new", "temp": f"{EDIT_TEMP_PREFIX}{txid}-{i}"}
     if any(entry.get(key) != name for key, name in names.items()):
         return False
     mode = entry.get("mode")

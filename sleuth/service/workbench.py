@@ -33,6 +33,7 @@ from sleuth.service.session import Session
 from sleuth.tuning import Tuning
 from sleuth.workspace import Workspace
 from sleuth.workspace.policy import bounded_seconds
+from sleuth.workspace.state_folder import journal_pending
 
 if TYPE_CHECKING:
     from sleuth.edit.operations import Editor
@@ -143,12 +144,7 @@ class Workbench:
         answer the torn files until its own next edit. One ``scandir`` of the (almost always
         empty) journal folder; a live writer's journal is left to it (``recover`` only tries
         the edit lock)."""
-        try:
-            with os.scandir(self.workspace.root / ".sleuth" / "journal") as entries:
-                pending = next(entries, None) is not None
-        except OSError:
-            return
-        if pending:
+        if journal_pending(self.workspace.root):
             from sleuth.edit.journal import recover
 
             if recover(self.workspace):

@@ -15,9 +15,18 @@ from pathlib import Path
 
 from sleuth.errors import InvalidPath
 
-__all__ = ["STATE_DIR", "make_state_dir", "state_subdir", "state_file_id"]
+__all__ = [
+    "STATE_DIR",
+    "JOURNAL_DIR",
+    "make_state_dir",
+    "state_subdir",
+    "state_file_id",
+    "journal_pending",
+]
 
 STATE_DIR = ".sleuth"
+JOURNAL_DIR = "journal"
+"""``.sleuth/journal/``: the journals of edits under way (``sleuth.edit.journal``)."""
 
 
 def _not_a_state_folder(path: Path, what: str) -> InvalidPath:
@@ -100,3 +109,14 @@ def state_file_id(path: str | os.PathLike[str]) -> tuple[int, int] | None:
     except OSError:
         return None
     return (st.st_dev, st.st_ino)
+
+
+def journal_pending(root: Path) -> bool:
+    """Whether ``<root>/.sleuth/journal/`` holds anything: an edit under way, or one a killed
+    process left (``sleuth.edit.recovery.recover``). One ``scandir``, cheap enough to ask
+    before every call, and no import of the edit layer to ask it."""
+    try:
+        with os.scandir(root / STATE_DIR / JOURNAL_DIR) as entries:
+            return next(entries, None) is not None
+    except OSError:
+        return False

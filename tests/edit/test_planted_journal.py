@@ -18,6 +18,7 @@ from sleuth import Workbench
 from sleuth.edit import journal, recovery
 from sleuth.errors import InvalidPath
 from sleuth.workspace import Workspace
+from sleuth.workspace.paths import EDIT_TEMP_PREFIX
 from sleuth.workspace.rooted import locate, open_folder
 from tests.conftest import MakeWorkspace
 
@@ -39,7 +40,7 @@ def _plant(root: Path, entry: dict[str, Any], *, root_id: list[int] | None = Non
         "old": "0.old",
         "new": "0.new",
         "mode": 0o644,
-        "temp": f"{recovery.TEMP_PREFIX}{TXID}-0",
+        "temp": f"{EDIT_TEMP_PREFIX}{TXID}-0",
         "new_stamp": "0" * 16,
         **entry,
     }
